@@ -1,0 +1,351 @@
+"""`Store`: the SQL record of sweeps, trials and measurements, by URL (SQLite file or Postgres).
+
+Every write is idempotent: a measurement's tuple (trial key, samples seen, metric, reference,
+eval set) is unique and written with ON CONFLICT DO NOTHING, so a retried, resumed or resubmitted
+trial can neither lose nor duplicate a row.
+"""
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from db import schema
+from db.schema import SCHEMA_VERSION
+
+__all__ = ["NotFound", "Store", "StoreError", "StoreURLError", "mask_url"]
+
+# A trial may move to the status on the left only from those on the right.
+ALLOWED_FROM = {
+    "running": ("pending", "running", "interrupted", "failed"),
+    "done": ("running",),
+    "failed": ("running", "pending", "interrupted"),
+    "collapsed": ("running",),
+    "interrupted": ("running", "pending"),
+}
+
+
+class StoreError(Exception):
+    """A store that cannot be opened, read or written; the message never holds a password."""
+
+
+class StoreURLError(StoreError):
+    """A store URL that is malformed or names an unsupported database (bad input)."""
+
+
+class NotFound(StoreError):
+    """A row the caller asked for by key is not in the store."""
+
+
+def mask_url(url: str) -> str:
+    """The URL with its password replaced by ***, for anything printed, logged or stored."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable store URL>"
+
+
+def _engine_for(url: str) -> Engine:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreURLError(
+            f"{mask_url(url)!s}: not a store URL (write sqlite:///orch.db or "
+            "postgresql+psycopg://user@host/db)"
+        ) from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.drivername == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"timeout": 60})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    if parsed.drivername == "postgresql+psycopg":
+        return create_engine(parsed, pool_pre_ping=True)
+    raise StoreURLError(
+        f"{mask_url(url)}: unsupported database '{parsed.drivername}' "
+        "(use sqlite:///FILE or postgresql+psycopg://user@host/db)"
+    )
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=60000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+class Store:
+    """The record of sweeps, trials, measurements, baselines, fits, forecasts and gaps."""
+
+    def __init__(self, url: str) -> None:
+        self.url = mask_url(url)
+        self._engine = _engine_for(url)
+        self._ensure_schema()
+
+    @classmethod
+    def open(cls, url: str) -> "Store":
+        return cls(url)
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    @contextmanager
+    def session_scope(self) -> Iterator[Connection]:
+        """One transaction: commits on success, rolls back on error, StoreError outside."""
+        try:
+            with self._engine.begin() as connection:
+                yield connection
+        except SQLAlchemyError as error:
+            reason = str(error.orig if getattr(error, "orig", None) else error).splitlines()[0]
+            raise StoreError(f"store {self.url}: {reason}") from None
+
+    def _insert(self, table: schema.Table) -> Any:
+        dialect = sqlite if self._engine.dialect.name == "sqlite" else postgresql
+        return dialect.insert(table)
+
+    def _ensure_schema(self) -> None:
+        with self.session_scope() as connection:
+            has_meta = inspect(connection).has_table("orch_meta")
+            if has_meta:
+                row = connection.execute(
+                    select(schema.orch_meta.c.value).where(schema.orch_meta.c.key == "schema")
+                ).first()
+                found = int(row.value) if row else None
+        if not has_meta or found is None:
+            self._create_schema()
+            return
+        if found > SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.url} was written by schema {found}, this orch reads "
+                f"{SCHEMA_VERSION}: upgrade orch"
+            )
+        if found < SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.url} was written by schema {found}, this orch reads "
+                f"{SCHEMA_VERSION} and has no migration from it: open it with the orch "
+                "that wrote it"
+            )
+
+    def _create_schema(self) -> None:
+        # Two processes may create the same store at once: create_all skips what exists, and
+        # the version row is written once.
+        for attempt in range(3):
+            try:
+                with self.session_scope() as connection:
+                    schema.metadata.create_all(connection, checkfirst=True)
+                    connection.execute(
+                        self._insert(schema.orch_meta)
+                        .values(key="schema", value=str(SCHEMA_VERSION))
+                        .on_conflict_do_nothing()
+                    )
+                return
+            except StoreError:
+                if attempt == 2:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
+
+    # sweeps and trials -------------------------------------------------------------------
+
+    def record_sweep(
+        self, name: str, spec_text: str, spec_hash: str, source: str, trial_rows: Sequence[dict]
+    ) -> None:
+        """Register a sweep and its trials (as pending where new); existing trials are kept."""
+        now = time.time()
+        with self.session_scope() as connection:
+            sweep = {"name": name, "spec_text": spec_text, "spec_hash": spec_hash}
+            connection.execute(
+                self._insert(schema.sweeps)
+                .values(**sweep, source=source, created=now, updated=now)
+                .on_conflict_do_update(
+                    index_elements=["name"],
+                    set_={"spec_text": spec_text, "spec_hash": spec_hash, "updated": now},
+                )
+            )
+            for row in trial_rows:
+                held_out = int(row.get("held_out", False))
+                fields = {k: v for k, v in row.items() if k != "held_out"}
+                connection.execute(
+                    self._insert(schema.trials)
+                    .values(**fields, status="pending", attempts=0, samples_seen=0)
+                    .values(created=now, updated=now)
+                    .on_conflict_do_nothing()
+                )
+                connection.execute(
+                    self._insert(schema.sweep_trials)
+                    .values(sweep=name, trial_key=row["key"], held_out=held_out)
+                    .on_conflict_do_update(
+                        index_elements=["sweep", "trial_key"], set_={"held_out": held_out}
+                    )
+                )
+
+    def find_trial(self, key: str) -> dict | None:
+        with self.session_scope() as connection:
+            row = connection.execute(
+                select(schema.trials).where(schema.trials.c.key == key)
+            ).first()
+        return dict(row._mapping) if row else None
+
+    def get_trial(self, key: str) -> dict:
+        trial = self.find_trial(key)
+        if trial is None:
+            raise NotFound(f"trial {key[:10]}… not in {self.url}")
+        return trial
+
+    def trial_statuses(self, keys: Iterable[str]) -> dict[str, str]:
+        keys = list(keys)
+        found: dict[str, str] = {}
+        with self.session_scope() as connection:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                query = select(schema.trials.c.key, schema.trials.c.status).where(
+                    schema.trials.c.key.in_(chunk)
+                )
+                found.update({row.key: row.status for row in connection.execute(query)})
+        return found
+
+    def set_status(self, key: str, status: str, reason: str | None = None, **fields: Any) -> None:
+        """Move a trial to `status`; a move the life cycle forbids raises StoreError."""
+        if status not in ALLOWED_FROM:
+            raise StoreError(f"unknown trial status {status!r}")
+        now = time.time()
+        values: dict[str, Any] = {"status": status, "reason": reason, "updated": now, **fields}
+        if status == "running":
+            values["attempts"] = schema.trials.c.attempts + 1
+            values["started"] = now
+        else:
+            values["finished"] = now
+        with self.session_scope() as connection:
+            result = connection.execute(
+                update(schema.trials)
+                .where(schema.trials.c.key == key)
+                .where(schema.trials.c.status.in_(ALLOWED_FROM[status]))
+                .values(**values)
+            )
+            if result.rowcount == 0:
+                current = connection.execute(
+                    select(schema.trials.c.status).where(schema.trials.c.key == key)
+                ).scalar()
+        if result.rowcount == 0:
+            if current is None:
+                raise NotFound(f"trial {key[:10]}… not in {self.url}")
+            raise StoreError(f"trial {key[:10]}… is {current}; it cannot become {status}")
+
+    def set_progress(self, key: str, samples_seen: int, **fields: Any) -> None:
+        with self.session_scope() as connection:
+            connection.execute(
+                update(schema.trials)
+                .where(schema.trials.c.key == key)
+                .values(samples_seen=samples_seen, updated=time.time(), **fields)
+            )
+
+    # measurements ------------------------------------------------------------------------
+
+    def write_measurements(self, rows: Sequence[dict]) -> int:
+        """Insert rows, skipping any whose unique tuple is already stored; returns rows added."""
+        if not rows:
+            return 0
+        with self.session_scope() as connection:
+            result = connection.execute(
+                self._insert(schema.measurements).on_conflict_do_nothing(
+                    index_elements=["trial_key", "samples_seen", "metric", "reference", "eval_set"]
+                ),
+                list(rows),
+            )
+        return max(result.rowcount, 0)
+
+    def count_measurements(self) -> int:
+        with self.session_scope() as connection:
+            return connection.execute(
+                select(func.count()).select_from(schema.measurements)
+            ).scalar()
+
+    def sweep_names(self) -> list[str]:
+        with self.session_scope() as connection:
+            query = select(schema.sweeps.c.name).order_by(schema.sweeps.c.created)
+            return [row.name for row in connection.execute(query)]
+
+    def find_sweep(self, name: str) -> dict | None:
+        with self.session_scope() as connection:
+            row = connection.execute(
+                select(schema.sweeps).where(schema.sweeps.c.name == name)
+            ).first()
+        return dict(row._mapping) if row else None
+
+    def trials_frame(self, sweep: str | None = None) -> pd.DataFrame:
+        """One row per trial (of one sweep, or all), with `sweep` and `held_out` where known."""
+        t, st = schema.trials, schema.sweep_trials
+        query = select(t, st.c.sweep, st.c.held_out).join(st, st.c.trial_key == t.c.key)
+        if sweep is not None:
+            query = query.where(st.c.sweep == sweep)
+        return self._frame(query.order_by(t.c.created, t.c.key))
+
+    def measurements_frame(self, sweep: str | None = None) -> pd.DataFrame:
+        """Measurements joined with their trial's columns (objective, model, data size, seed)."""
+        m, t, st = schema.measurements, schema.trials, schema.sweep_trials
+        query = (
+            select(
+                m,
+                t.c.objective,
+                t.c.model,
+                t.c.n_params,
+                t.c.data_size,
+                t.c.seed,
+                t.c.status,
+                st.c.sweep,
+                st.c.held_out,
+            )
+            .join(t, t.c.key == m.c.trial_key)
+            .join(st, st.c.trial_key == t.c.key)
+        )
+        if sweep is not None:
+            query = query.where(st.c.sweep == sweep)
+        return self._frame(query.order_by(m.c.trial_key, m.c.samples_seen, m.c.metric))
+
+    def _frame(self, query: Any) -> pd.DataFrame:
+        with self.session_scope() as connection:
+            result = connection.execute(query)
+            return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
+
+    # published baselines, fits, forecasts, gaps -----------------------------------------
+
+    def write_baselines(self, rows: Sequence[dict]) -> int:
+        if not rows:
+            return 0
+        with self.session_scope() as connection:
+            result = connection.execute(
+                self._insert(schema.baselines).on_conflict_do_nothing(), list(rows)
+            )
+        return max(result.rowcount, 0)
+
+    def baselines_frame(self) -> pd.DataFrame:
+        return self._frame(select(schema.baselines).order_by(schema.baselines.c.id))
+
+    def write_fit(self, fit_row: dict, forecast_rows: Sequence[dict]) -> int:
+        """Store one fit and its forecasts together; returns the fit's id."""
+        with self.session_scope() as connection:
+            fit_id = connection.execute(
+                schema.fits.insert().values(**fit_row).returning(schema.fits.c.id)
+            ).scalar_one()
+            if forecast_rows:
+                rows = [{**row, "fit_id": fit_id} for row in forecast_rows]
+                connection.execute(schema.forecasts.insert(), rows)
+        return fit_id
+
+    def write_gaps(self, rows: Sequence[dict]) -> None:
+        if rows:
+            with self.session_scope() as connection:
+                connection.execute(schema.gaps.insert(), list(rows))
+
+    def forecasts_frame(self, sweep: str) -> pd.DataFrame:
+        f = schema.forecasts
+        return self._frame(select(f).where(f.c.sweep == sweep).order_by(f.c.id))
