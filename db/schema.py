@@ -97,9 +97,7 @@ measurements = Table(
     Column("step", Integer, nullable=False),
     Column("flops", Float, nullable=False),
     Column("wall_s", Float, nullable=False),
-    UniqueConstraint(
-        "trial_key", "samples_seen", "metric", "reference", "eval_set", name="measurement_once"
-    ),
+    UniqueConstraint("trial_key", "samples_seen", "metric", "reference", "eval_set", name="measurement_once"),
 )
 
 baselines = Table(

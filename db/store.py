@@ -9,9 +9,8 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
@@ -19,6 +18,9 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from db import schema
 from db.schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["NotFound", "Store", "StoreError", "StoreURLError", "mask_url"]
 
@@ -183,16 +185,12 @@ class Store:
                 connection.execute(
                     self._insert(schema.sweep_trials)
                     .values(sweep=name, trial_key=row["key"], held_out=held_out)
-                    .on_conflict_do_update(
-                        index_elements=["sweep", "trial_key"], set_={"held_out": held_out}
-                    )
+                    .on_conflict_do_update(index_elements=["sweep", "trial_key"], set_={"held_out": held_out})
                 )
 
     def find_trial(self, key: str) -> dict | None:
         with self.session_scope() as connection:
-            row = connection.execute(
-                select(schema.trials).where(schema.trials.c.key == key)
-            ).first()
+            row = connection.execute(select(schema.trials).where(schema.trials.c.key == key)).first()
         return dict(row._mapping) if row else None
 
     def get_trial(self, key: str) -> dict:
@@ -256,18 +254,18 @@ class Store:
             return 0
         with self.session_scope() as connection:
             result = connection.execute(
-                self._insert(schema.measurements).on_conflict_do_nothing(
+                self._insert(schema.measurements)
+                .on_conflict_do_nothing(
                     index_elements=["trial_key", "samples_seen", "metric", "reference", "eval_set"]
-                ),
+                )
+                .returning(schema.measurements.c.id),
                 list(rows),
             )
-        return max(result.rowcount, 0)
+            return len(result.all())
 
     def count_measurements(self) -> int:
         with self.session_scope() as connection:
-            return connection.execute(
-                select(func.count()).select_from(schema.measurements)
-            ).scalar()
+            return connection.execute(select(func.count()).select_from(schema.measurements)).scalar()
 
     def sweep_names(self) -> list[str]:
         with self.session_scope() as connection:
@@ -276,12 +274,10 @@ class Store:
 
     def find_sweep(self, name: str) -> dict | None:
         with self.session_scope() as connection:
-            row = connection.execute(
-                select(schema.sweeps).where(schema.sweeps.c.name == name)
-            ).first()
+            row = connection.execute(select(schema.sweeps).where(schema.sweeps.c.name == name)).first()
         return dict(row._mapping) if row else None
 
-    def trials_frame(self, sweep: str | None = None) -> pd.DataFrame:
+    def trials_frame(self, sweep: str | None = None) -> "pd.DataFrame":
         """One row per trial (of one sweep, or all), with `sweep` and `held_out` where known."""
         t, st = schema.trials, schema.sweep_trials
         query = select(t, st.c.sweep, st.c.held_out).join(st, st.c.trial_key == t.c.key)
@@ -289,7 +285,7 @@ class Store:
             query = query.where(st.c.sweep == sweep)
         return self._frame(query.order_by(t.c.created, t.c.key))
 
-    def measurements_frame(self, sweep: str | None = None) -> pd.DataFrame:
+    def measurements_frame(self, sweep: str | None = None) -> "pd.DataFrame":
         """Measurements joined with their trial's columns (objective, model, data size, seed)."""
         m, t, st = schema.measurements, schema.trials, schema.sweep_trials
         query = (
@@ -311,7 +307,9 @@ class Store:
             query = query.where(st.c.sweep == sweep)
         return self._frame(query.order_by(m.c.trial_key, m.c.samples_seen, m.c.metric))
 
-    def _frame(self, query: Any) -> pd.DataFrame:
+    def _frame(self, query: Any) -> "pd.DataFrame":
+        import pandas as pd  # imported here so that the CLI starts without it
+
         with self.session_scope() as connection:
             result = connection.execute(query)
             return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
@@ -323,11 +321,12 @@ class Store:
             return 0
         with self.session_scope() as connection:
             result = connection.execute(
-                self._insert(schema.baselines).on_conflict_do_nothing(), list(rows)
+                self._insert(schema.baselines).on_conflict_do_nothing().returning(schema.baselines.c.id),
+                list(rows),
             )
-        return max(result.rowcount, 0)
+            return len(result.all())
 
-    def baselines_frame(self) -> pd.DataFrame:
+    def baselines_frame(self) -> "pd.DataFrame":
         return self._frame(select(schema.baselines).order_by(schema.baselines.c.id))
 
     def write_fit(self, fit_row: dict, forecast_rows: Sequence[dict]) -> int:
@@ -346,6 +345,6 @@ class Store:
             with self.session_scope() as connection:
                 connection.execute(schema.gaps.insert(), list(rows))
 
-    def forecasts_frame(self, sweep: str) -> pd.DataFrame:
+    def forecasts_frame(self, sweep: str) -> "pd.DataFrame":
         f = schema.forecasts
         return self._frame(select(f).where(f.c.sweep == sweep).order_by(f.c.id))

@@ -248,9 +248,7 @@ def cknna(a: Array, b: Array, k: int = 10) -> float:
     return kl / denominator if denominator > 0 else 0.0
 
 
-def _masked_hsic(
-    na: torch.Tensor, va: torch.Tensor, nb: torch.Tensor, vb: torch.Tensor, n: int
-) -> float:
+def _masked_hsic(na: torch.Tensor, va: torch.Tensor, nb: torch.Tensor, vb: torch.Tensor, n: int) -> float:
     """Unbiased HSIC of (mask*K, mask*L), mask_ij = [j in N_A(i) and j in N_B(i)]; sparse."""
     f64 = torch.float64
     match = na[:, :, None] == nb[:, None, :]  # (n, k, k)
@@ -328,9 +326,7 @@ def retrieval(queries: Array, gallery: Array, k: int = 1) -> float:
         own = torch.arange(start, stop, device=q.device)
         target = sims[torch.arange(stop - start), own][:, None]
         ahead = (sims > target).sum(dim=1)
-        ahead += (
-            (sims == target) & (torch.arange(n, device=q.device)[None, :] < own[:, None])
-        ).sum(dim=1)
+        ahead += ((sims == target) & (torch.arange(n, device=q.device)[None, :] < own[:, None])).sum(dim=1)
         hits += int((ahead < k).sum())
     return hits / n
 

@@ -277,9 +277,7 @@ def _parse_train(raw: dict, path: str) -> TrainConfig:
         warmup=read_number(raw["warmup"], f"{path}.warmup", low=0, high=0.5),
         schedule=read_choice(raw["schedule"], f"{path}.schedule", ("cosine", "constant")),
         epochs=read_number(raw["epochs"], f"{path}.epochs", low=0, high=1000, low_open=True),
-        grad_clip=None
-        if clip is None
-        else read_number(clip, f"{path}.grad_clip", low=0, low_open=True),
+        grad_clip=None if clip is None else read_number(clip, f"{path}.grad_clip", low=0, low_open=True),
         sigreg=SigRegConfig(
             weight=read_number(sigreg["weight"], f"{path}.sigreg.weight", low=0, high=1),
             slices=read_int(sigreg["slices"], f"{path}.sigreg.slices", low=1, high=65536),
@@ -413,9 +411,7 @@ def _parse_data(raw: Any, base_dir: str) -> DataConfig:
         seed = read_int(data.get("seed", 0), "data.seed", low=0, high=2**31 - 1)
         return DataConfig(source="world", world_seed=seed, base_dir=base_dir)
     data = read_mapping(raw, "data", ("source", *DATA_KEYS), required=("pairs", "eval"))
-    evaluation = read_mapping(
-        data["eval"], "data.eval", ("texts", "features"), ("texts", "features")
-    )
+    evaluation = read_mapping(data["eval"], "data.eval", ("texts", "features"), ("texts", "features"))
     features = read_mapping(evaluation["features"], "data.eval.features", _any_key())
     if not features:
         raise FieldError("data.eval.features", "is empty (name at least one reference .npy)")

@@ -148,9 +148,7 @@ def caption(scene: Scene, rng: np.random.Generator) -> str:
             inverse = {"left of": "right of", "right of": "left of", "above": "below"}
             text = f"{parts[1]} {inverse.get(relation, 'above')} {parts[0]}"
         else:
-            text = (
-                f"{parts[0]} and {parts[1]}" if rng.random() < 0.5 else f"{parts[1]} and {parts[0]}"
-            )
+            text = f"{parts[0]} and {parts[1]}" if rng.random() < 0.5 else f"{parts[1]} and {parts[0]}"
     else:
         text = parts[0]
     if rng.random() < 0.5:
@@ -254,9 +252,7 @@ class World:
         texts = [caption(scene, rng) for scene in scenes]
         return texts, self.reference_features(scenes, rng)
 
-    def reference_features(
-        self, scenes: list[Scene], rng: np.random.Generator
-    ) -> dict[str, np.ndarray]:
+    def reference_features(self, scenes: list[Scene], rng: np.random.Generator) -> dict[str, np.ndarray]:
         factors = factor_onehots(scenes)
         nuisance = rng.normal(0, 0.3, factors.shape)
         w1, w2 = self._mlp

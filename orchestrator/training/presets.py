@@ -21,9 +21,7 @@ PRESETS: dict[str, Preset] = {
     "tiny": Preset(width=64, layers=2, heads=4, ff=256),
     "small": Preset(width=128, layers=4, heads=4, ff=512),
     "33M": Preset(width=384, layers=12, heads=12, ff=1536),  # MiniLM-L12-H384 shape
-    "base": Preset(
-        width=768, layers=12, heads=12, ff=3072
-    ),  # BERT-B shape, ~109M with 30522 tokens
+    "base": Preset(width=768, layers=12, heads=12, ff=3072),  # BERT-B shape, ~109M with 30522 tokens
 }
 PROJECTOR_WIDTH = 64
 

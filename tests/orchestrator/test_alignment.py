@@ -155,7 +155,7 @@ def test_retrieval_matches_reference(k):
 
 
 def test_identical_spaces_score_one_and_unrelated_near_chance():
-    a, b = structured_pair(5, n=400)
+    a, _b = structured_pair(5, n=400)
     assert al.mutual_knn(a, a, 10) == 1.0
     assert al.cka(a, a) == pytest.approx(1.0)
     assert al.cknna(a, a, 10) == pytest.approx(1.0, abs=1e-6)
@@ -185,9 +185,7 @@ def test_torch_float32_input_agrees_with_numpy():
     assert value == pytest.approx(al.mutual_knn(a, b, 10), abs=0.01)
 
 
-@pytest.mark.parametrize(
-    "metric", [al.mutual_knn, al.cycle_knn, al.cka, al.cka_unbiased, al.cknna, al.svcca]
-)
+@pytest.mark.parametrize("metric", [al.mutual_knn, al.cycle_knn, al.cka, al.cka_unbiased, al.cknna, al.svcca])
 def test_constant_features_give_zero(metric):
     a = np.ones((50, 8))
     _, b = random_pair(9, n=50)

@@ -1,0 +1,58 @@
+"""Published results from a CSV, validated row by row, for `orch baselines import`."""
+
+import csv
+import math
+from pathlib import Path
+
+from orchestrator.errors import InputError
+from orchestrator.sizes import SizeError, parse_size
+
+__all__ = ["COLUMNS", "read_baselines"]
+
+COLUMNS = ("source", "model", "objective", "metric", "reference", "eval_set", "samples", "value")
+OPTIONAL = ("note",)
+
+
+def read_baselines(path: Path) -> list[dict]:
+    """Rows ready for `Store.write_baselines`; any bad cell is an InputError with file and line."""
+    try:
+        with path.open(newline="") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames or []
+            missing = [c for c in COLUMNS if c not in header]
+            if missing:
+                raise InputError(f"{path}: missing column(s) {', '.join(missing)} (header: {COLUMNS})")
+            unknown = [c for c in header if c not in COLUMNS + OPTIONAL]
+            if unknown:
+                raise InputError(f"{path}: unknown column(s) {', '.join(unknown)}")
+            return [_row(path, line, raw) for line, raw in enumerate(reader, start=2)]
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise InputError(f"{path}: cannot read CSV ({error})") from None
+
+
+def _row(path: Path, line: int, raw: dict) -> dict:
+    for column in ("source", "model", "metric", "value"):
+        if not (raw.get(column) or "").strip():
+            raise InputError(f"{path}:{line}: column {column} is empty (every row needs it)")
+    try:
+        value = float(raw["value"])
+    except ValueError:
+        raise InputError(f"{path}:{line}: value {raw['value']!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(f"{path}:{line}: value {raw['value']!r} is not finite")
+    samples = (raw.get("samples") or "").strip()
+    try:
+        parsed_samples = float(parse_size(samples)) if samples else None
+    except SizeError as error:
+        raise InputError(f"{path}:{line}: samples: {error}") from None
+    return {
+        "source": raw["source"].strip(),
+        "model": raw["model"].strip(),
+        "objective": (raw.get("objective") or "").strip(),
+        "metric": raw["metric"].strip(),
+        "reference": (raw.get("reference") or "").strip(),
+        "eval_set": (raw.get("eval_set") or "").strip(),
+        "samples": parsed_samples,
+        "value": value,
+        "note": (raw.get("note") or "").strip(),
+    }

@@ -1,0 +1,60 @@
+"""Feature files for `orch align`: .npy (one matrix) or .npz (one matrix per layer)."""
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from orchestrator.errors import InputError
+
+__all__ = ["load_layers", "score_files"]
+
+
+def load_layers(path: Path) -> list[tuple[str, np.ndarray]]:
+    """(layer name, rows x width) pairs; every problem is an InputError naming the file."""
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise InputError(f"{path}: cannot read features ({error}); write them with numpy.save") from None
+    if isinstance(loaded, np.lib.npyio.NpzFile):
+        with loaded:
+            layers = [(name, loaded[name]) for name in loaded.files]
+    else:
+        layers = [("0", loaded)]
+    if not layers:
+        raise InputError(f"{path}: holds no arrays (save one matrix per layer)")
+    for name, array in layers:
+        where = f"{path}" if len(layers) == 1 else f"{path}[{name}]"
+        if array.ndim != 2:
+            raise InputError(f"{where}: shape {array.shape} is not rows x width (reshape to 2-D)")
+        if not np.issubdtype(array.dtype, np.number):
+            raise InputError(f"{where}: dtype {array.dtype} is not numeric")
+        if not np.isfinite(array).all():
+            raise InputError(f"{where}: holds NaN or inf (drop or impute those rows)")
+    return layers
+
+
+def score_files(path_a: Path, path_b: Path, metrics: Sequence[str], clamp: bool) -> list[dict]:
+    """Every metric, maximised over layer pairs, for two feature files with paired rows."""
+    from orchestrator.alignment import AlignmentError, max_over_layers, metric_function, prepare
+
+    layers_a, layers_b = load_layers(path_a), load_layers(path_b)
+    rows_a, rows_b = layers_a[0][1].shape[0], layers_b[0][1].shape[0]
+    for path, layers in ((path_a, layers_a), (path_b, layers_b)):
+        counts = {array.shape[0] for _, array in layers}
+        if len(counts) > 1:
+            raise InputError(f"{path}: layers hold different row counts {sorted(counts)}")
+    if rows_a != rows_b:
+        raise InputError(f"{path_a} has {rows_a} rows, {path_b} has {rows_b}: rows must be paired")
+    quantile = 0.95 if clamp else None
+    prepared_a = [prepare(array.astype(np.float64), quantile) for _, array in layers_a]
+    prepared_b = [prepare(array.astype(np.float64), quantile) for _, array in layers_b]
+    rows = []
+    for metric in metrics:
+        try:
+            score = metric_function(metric)
+            value, i, j = max_over_layers(score, prepared_a, prepared_b)
+        except (ValueError, AlignmentError) as error:
+            raise InputError(f"--metric {metric}: {error}") from None
+        rows.append({"metric": metric, "value": value, "layer_a": layers_a[i][0], "layer_b": layers_b[j][0]})
+    return rows

@@ -1,0 +1,73 @@
+"""What a sweep will run, before it runs: trial rows for the store and the dry-run's estimates."""
+
+from dataclasses import asdict
+
+from orchestrator.data import text_shape
+from orchestrator.spec import CORE_AXES, Spec, TrialConfig
+from orchestrator.training.presets import PRESETS, estimate_params, train_flops
+
+__all__ = ["plan", "store_rows", "totals"]
+
+
+def store_rows(spec: Spec) -> list[dict]:
+    """The rows `Store.record_sweep` registers for every trial of the spec."""
+    return [
+        {
+            "key": trial.key,
+            "config": trial.to_json(),
+            "objective": trial.objective,
+            "model": trial.model,
+            "data_size": trial.data_size,
+            "seed": trial.seed,
+            "budget_samples": trial.budget_samples,
+            "held_out": spec.is_held_out(trial),
+        }
+        for trial in spec.trials
+    ]
+
+
+def _recipe_overrides(trial: TrialConfig, base: dict) -> dict:
+    """Recipe fields where this trial differs from the sweep's first trial (the grid's recipe axes)."""
+    own = asdict(trial.train)
+    changed = {}
+    for key, value in own.items():
+        if isinstance(value, dict):
+            changed |= {f"train.{key}.{k}": v for k, v in value.items() if base[key][k] != v}
+        elif base[key] != value:
+            changed[f"train.{key}"] = value
+    return changed
+
+
+def plan(spec: Spec, statuses: dict[str, str]) -> list[dict]:
+    """One dict per trial: axes, estimated parameters and FLOPs, and its state in the store."""
+    shape = text_shape(spec.data)
+    base = asdict(spec.trials[0].train)
+    rows = []
+    for trial in spec.trials:
+        preset = PRESETS[trial.model]
+        tokens = trial.budget_samples * shape.tokens_per_sample
+        rows.append(
+            {
+                **{axis: getattr(trial, axis) for axis in CORE_AXES},
+                "recipe": _recipe_overrides(trial, base),
+                "n_params_est": estimate_params(preset, shape.vocab_size, shape.max_len, trial.objective),
+                "samples": trial.budget_samples,
+                "flops_est": train_flops(preset, trial.objective, tokens, shape.vocab_size),
+                "held_out": spec.is_held_out(trial),
+                "key": trial.key,
+                "state": statuses.get(trial.key, "new"),
+            }
+        )
+    return rows
+
+
+def totals(rows: list[dict]) -> dict:
+    by_state: dict[str, int] = {}
+    for row in rows:
+        by_state[row["state"]] = by_state.get(row["state"], 0) + 1
+    return {
+        "trials": len(rows),
+        "samples": sum(row["samples"] for row in rows),
+        "flops_est": sum(row["flops_est"] for row in rows),
+        "by_state": by_state,
+    }

@@ -1,0 +1,35 @@
+"""Shared fixtures: a fresh store per test, on SQLite and (where a URL is set) on Postgres."""
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+POSTGRES_URL = os.environ.get("ORCH_TEST_POSTGRES_URL")
+
+
+def _fresh_postgres_database() -> Iterator[str]:
+    """A new database on the test server, dropped afterwards, so tests never share rows."""
+    admin = create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    name = f"orch_t_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'orch.db'}"
+        return
+    if not POSTGRES_URL:
+        pytest.skip("ORCH_TEST_POSTGRES_URL is not set (.ci/run sets it)")
+    yield from _fresh_postgres_database()

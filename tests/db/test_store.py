@@ -1,0 +1,173 @@
+"""The store on SQLite and Postgres: idempotent writes, concurrent writers, the trial life cycle,
+the schema version check and password masking."""
+
+import multiprocessing
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from db import NotFound, Store, StoreError, StoreURLError, mask_url
+
+
+def trial_row(key: str, **fields) -> dict:
+    row = {
+        "key": key,
+        "config": "{}",
+        "objective": "ntp",
+        "model": "tiny",
+        "data_size": 4000,
+        "seed": 0,
+        "budget_samples": 4000,
+    }
+    return row | fields
+
+
+def measurement(key: str, samples: int, metric: str = "mutual_knn@10", value: float = 0.1) -> dict:
+    return {
+        "trial_key": key,
+        "samples_seen": samples,
+        "metric": metric,
+        "reference": "factor_mlp",
+        "eval_set": "world-1024",
+        "value": value,
+        "step": samples // 32,
+        "flops": 1e9,
+        "wall_s": 1.0,
+    }
+
+
+def test_measurement_written_twice_is_one_row(store_url):
+    store = Store.open(store_url)
+    store.record_sweep("s", "name: s", "h", "s.yaml", [trial_row("k1")])
+    assert store.write_measurements([measurement("k1", 1024)]) == 1
+    assert store.write_measurements([measurement("k1", 1024, value=0.9)]) == 0
+    frame = store.measurements_frame("s")
+    assert len(frame) == 1
+    assert frame.iloc[0]["value"] == pytest.approx(0.1)  # the first write stands
+    assert frame.iloc[0]["objective"] == "ntp"  # trial columns are joined
+
+
+def test_recording_a_sweep_twice_keeps_trial_state(store_url):
+    store = Store.open(store_url)
+    store.record_sweep("s", "a", "h1", "s.yaml", [trial_row("k1")])
+    store.set_status("k1", "running", host="h", device="cpu")
+    store.set_status("k1", "done")
+    store.record_sweep("s", "b", "h2", "s.yaml", [trial_row("k1"), trial_row("k2", seed=1)])
+    assert store.trial_statuses(["k1", "k2"]) == {"k1": "done", "k2": "pending"}
+    assert store.find_sweep("s")["spec_hash"] == "h2"
+    # the same trial in a second sweep is one trial
+    store.record_sweep("t", "c", "h3", "t.yaml", [trial_row("k1")])
+    assert len(store.trials_frame("t")) == 1
+    assert store.trials_frame("t").iloc[0]["status"] == "done"
+
+
+def test_status_life_cycle(store_url):
+    store = Store.open(store_url)
+    store.record_sweep("s", "a", "h", "s.yaml", [trial_row("k1"), trial_row("k2", seed=1)])
+    store.set_status("k1", "running", host="node-1", device="cpu")
+    store.set_status("k1", "running", host="node-1", device="cpu")  # a retry
+    store.set_status("k1", "collapsed", reason="embedding std 1e-5 < 1e-3")
+    trial = store.get_trial("k1")
+    assert (trial["status"], trial["attempts"], trial["host"]) == ("collapsed", 2, "node-1")
+    assert trial["reason"].startswith("embedding std")
+    with pytest.raises(StoreError, match="is collapsed; it cannot become done"):
+        store.set_status("k1", "done")
+    with pytest.raises(StoreError, match="it cannot become done"):
+        store.set_status("k2", "done")  # pending -> done skips running
+    store.set_status("k2", "running")
+    store.set_status("k2", "interrupted", reason="SIGINT")
+    store.set_status("k2", "running")
+    store.set_status("k2", "failed", reason="ValueError: boom")
+    assert store.get_trial("k2")["attempts"] == 2
+    with pytest.raises(NotFound, match="not in"):
+        store.get_trial("missing")
+    assert store.find_trial("missing") is None
+
+
+def _writer(url: str, worker: int, barrier) -> None:
+    store = Store.open(url)
+    barrier.wait()
+    for step in range(60):
+        shared = measurement("k1", 1024 * (step + 1))  # both processes write these
+        own = measurement("k2", 1024 * (step + 1), metric=f"cka/w{worker}")
+        store.write_measurements([shared, own])
+        store.set_progress("k1", samples_seen=step)
+
+
+def test_two_processes_lose_and_duplicate_nothing(store_url):
+    store = Store.open(store_url)
+    store.record_sweep("s", "a", "h", "s.yaml", [trial_row("k1"), trial_row("k2", seed=1)])
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    workers = [context.Process(target=_writer, args=(store_url, w, barrier)) for w in (0, 1)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(timeout=120)
+        assert process.exitcode == 0
+    frame = store.measurements_frame("s")
+    assert len(frame) == 60 + 2 * 60
+    assert not frame.duplicated(["trial_key", "samples_seen", "metric"]).any()
+
+
+def test_two_processes_create_one_store(tmp_path):
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    workers = [context.Process(target=_open_and_write, args=(url, barrier)) for _ in range(2)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(timeout=120)
+        assert process.exitcode == 0
+    assert len(Store.open(url).trials_frame()) == 1
+
+
+def _open_and_write(url: str, barrier) -> None:
+    barrier.wait()
+    Store.open(url).record_sweep("s", "a", "h", "s.yaml", [trial_row("k1")])
+
+
+def test_newer_schema_is_refused_with_the_fix(store_url):
+    Store.open(store_url).close()
+    engine = create_engine(store_url.replace("postgresql+psycopg", "postgresql+psycopg"))
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE orch_meta SET value = '99' WHERE key = 'schema'"))
+    engine.dispose()
+    with pytest.raises(StoreError, match="written by schema 99, this orch reads 1: upgrade orch"):
+        Store.open(store_url)
+
+
+def test_password_is_masked(store_url):
+    assert mask_url("postgresql+psycopg://orch:s3cret@db:5432/x") == "postgresql+psycopg://orch:***@db:5432/x"
+    store = Store.open(store_url)
+    assert "orch-ci-secret" not in store.url
+    bad = "postgresql+psycopg://orch:s3cret@127.0.0.1:1/x"
+    with pytest.raises(StoreError) as caught:
+        Store.open(bad)
+    assert "s3cret" not in str(caught.value)
+
+
+def test_unsupported_url_is_bad_input():
+    with pytest.raises(StoreURLError, match="unsupported database 'mysql'"):
+        Store.open("mysql://u:pw@h/db")
+    with pytest.raises(StoreURLError, match="not a store URL"):
+        Store.open("not a url")
+
+
+def test_baselines_import_is_idempotent(store_url):
+    store = Store.open(store_url)
+    row = {
+        "source": "paper, Table 3",
+        "model": "JEPA 109M",
+        "objective": "jepa_good",
+        "metric": "mutual_knn@10",
+        "reference": "dinov2_vitb",
+        "eval_set": "wit-1024",
+        "samples": None,
+        "value": 0.184,
+        "note": "",
+    }
+    assert store.write_baselines([row]) == 1
+    assert store.write_baselines([row]) == 0
+    assert len(store.baselines_frame()) == 1

@@ -1,0 +1,259 @@
+"""Sweep files: expansion, keys, and one exact error line for every malformed file."""
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+from orchestrator.errors import SpecError
+from orchestrator.sizes import format_size, parse_size
+from orchestrator.spec import TrialConfig, load_spec, parse_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = {
+    "name": "t",
+    "grid": {
+        "objective": ["jepa_good", "ntp"],
+        "model": ["tiny"],
+        "data_size": ["4K", "16K"],
+        "seed": [0, 1],
+    },
+}
+
+
+def spec_of(**changes):
+    raw = json.loads(json.dumps(BASE))
+    raw.update(changes)
+    return parse_spec(raw, "t.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "samples"),
+    [("145K", 145_000), ("21.6M", 21_600_000), ("940M", 940_000_000), ("1.2B", 1_200_000_000), (4096, 4096)],
+)
+def test_sizes_parse(text, samples):
+    assert parse_size(text) == samples
+
+
+@pytest.mark.parametrize("bad", ["900X", -5, 0, 1.5, "1.5", "", "K", True, None, "1.2345K"])
+def test_bad_sizes_are_rejected(bad):
+    with pytest.raises(ValueError):
+        parse_size(bad)
+
+
+def test_format_size_round_trips_common_sizes():
+    for text in ["145K", "21.6M", "940M", "1.2B", "4K"]:
+        assert format_size(parse_size(text)) == text
+
+
+def test_grid_is_the_cartesian_product():
+    spec = spec_of()
+    cells = {(t.objective, t.data_size, t.seed) for t in spec.trials}
+    assert len(spec.trials) == 8
+    assert cells == {(o, d, s) for o in ("jepa_good", "ntp") for d in (4000, 16000) for s in (0, 1)}
+
+
+def test_include_exclude_and_recipe_axes():
+    grid = dict(BASE["grid"], **{"train.sigreg.weight": [0.02, 0.04], "train.grad_clip": [None, 1.0]})
+    spec = spec_of(
+        grid=grid,
+        exclude=[{"objective": "ntp", "train.sigreg.weight": 0.04}],
+        include=[{"objective": "jepa_bad", "model": "tiny", "data_size": "64K", "seed": 5}],
+    )
+    # 2 objectives x 2 sizes x 2 seeds x 2 weights x 2 clips = 32, minus 8 ntp@0.04, plus one.
+    assert len(spec.trials) == 25
+    weights = {t.train.sigreg.weight for t in spec.trials if t.objective == "ntp"}
+    assert weights == {0.02}
+    assert {t.train.grad_clip for t in spec.trials} == {None, 1.0}
+    extra = [t for t in spec.trials if t.objective == "jepa_bad"]
+    assert [(t.data_size, t.seed) for t in extra] == [(64_000, 5)]
+
+
+def test_holdout_marks_cells():
+    spec = spec_of(holdout={"data_size": ["16K"]})
+    held = [t for t in spec.trials if spec.is_held_out(t)]
+    assert len(held) == 4 and all(t.data_size == 16_000 for t in held)
+
+
+def test_key_is_stable_across_key_order_and_sweep_name():
+    a = spec_of()
+    shuffled = {"grid": dict(reversed(list(BASE["grid"].items()))), "name": "other_name"}
+    b = parse_spec(shuffled, "u.yaml")
+    assert sorted(t.key for t in a.trials) == sorted(t.key for t in b.trials)
+
+
+def test_key_is_fixed_across_python_versions():
+    # Frozen value: changing what enters the key must be a deliberate KEY_VERSION bump.
+    trial = spec_of().trials[0]
+    assert trial.key == "566704cbb4baa60038093b303219c1c76f49ce7989bc8c564d3749c9f2fb2208"
+
+
+def test_key_changes_with_anything_that_changes_the_result():
+    base = spec_of().trials[0].key
+    assert spec_of(train={"lr": 1e-4}).trials[0].key != base
+    assert spec_of(train={"sigreg": {"weight": 0.1}}).trials[0].key != base
+    assert spec_of(data={"source": "world", "seed": 1}).trials[0].key != base
+    assert spec_of(eval={"metrics": ["cka"]}).trials[0].key != base
+    assert spec_of(resources={"cpu": 2}).trials[0].key == base
+    assert spec_of(holdout={"data_size": ["4K"]}).trials[0].key == base
+
+
+def test_trial_config_round_trips_through_json():
+    for trial in spec_of(grid=dict(BASE["grid"], **{"train.grad_clip": [None, 0.5]})).trials:
+        assert TrialConfig.from_json(trial.to_json()) == trial
+
+
+@pytest.mark.parametrize("name", ["goodview_vs_ntp.yaml", "goodview_vs_ntp_paper.yaml"])
+def test_shipped_sweeps_validate(name):
+    spec = load_spec(ROOT / "sweeps" / name)
+    objectives = {t.objective for t in spec.trials}
+    assert objectives == {"jepa_good", "jepa_bad", "ntp"}
+    assert {t.seed for t in spec.trials} == {0, 1, 2}
+    assert any(spec.is_held_out(t) for t in spec.trials)
+
+
+def test_paper_sweep_holds_the_preprints_grid():
+    spec = load_spec(ROOT / "sweeps" / "goodview_vs_ntp_paper.yaml")
+    sizes = sorted({t.data_size for t in spec.trials})
+    assert sizes[0] == 145_000 and sizes[-1] == 940_000_000
+    assert {21_600_000, 900_000_000} <= set(sizes)
+    assert {t.model for t in spec.trials} == {"33M", "base"}
+    assert spec.data.source == "files" and spec.resources.gpu == 1
+
+
+# --- malformed files: one line naming file and field, exit 2, no traceback ---------------
+
+GOOD = yaml.safe_dump(BASE)
+
+
+def with_grid(**axes):
+    return yaml.safe_dump(dict(BASE, grid=dict(BASE["grid"], **axes)))
+
+
+def with_top(**keys):
+    return yaml.safe_dump(dict(BASE, **keys))
+
+
+FILES = {
+    "gridsize_x": (with_grid(data_size=["4K", "16K", "900X"]), "grid.data_size[2]: '900X' is not a size"),
+    "size_negative": (with_grid(data_size=[-5]), "grid.data_size[0]: -5 is not a positive"),
+    "size_zero": (with_grid(data_size=[0]), "grid.data_size[0]: 0 is not a positive"),
+    "size_fraction": (with_grid(data_size=[1.5]), "grid.data_size[0]: 1.5 is not a whole number"),
+    "top_typo": (with_top(grdi=1), "grdi: unknown key (did you mean 'grid'?)"),
+    "no_grid": (yaml.safe_dump({"name": "x"}), "grid: is required"),
+    "no_name": (yaml.safe_dump({"grid": BASE["grid"]}), "name: is required"),
+    "name_space": (with_top(name="my sweep"), "name: 'my sweep' may hold only"),
+    "objective": (
+        with_grid(objective=["jepa_god"]),
+        "grid.objective[0]: 'jepa_god' is not allowed (did you mean 'jepa_good'?)",
+    ),
+    "model": (with_grid(model=["huge"]), "grid.model[0]: 'huge' is not allowed"),
+    "seed_negative": (with_grid(seed=[0, -1]), "grid.seed[1]: -1 is out of range"),
+    "seed_text": (with_grid(seed=["a"]), "grid.seed[0]: expected a whole number, got 'a'"),
+    "lr_negative": (with_top(train={"lr": -0.1}), "train.lr: -0.1 is out of range"),
+    "lr_text": (with_top(train={"lr": "fast"}), "train.lr: expected a number, got 'fast'"),
+    "batch_zero": (with_top(train={"batch_size": 0}), "train.batch_size: 0 is out of range"),
+    "schedule": (with_top(train={"schedule": "linear"}), "train.schedule: 'linear' is not allowed"),
+    "sigreg_weight": (with_top(train={"sigreg": {"weight": 2}}), "train.sigreg.weight: 2 is out of range"),
+    "sigreg_typo": (
+        with_top(train={"sigreg": {"slicess": 3}}),
+        "train.sigreg.slicess: unknown key (did you mean 'slices'?)",
+    ),
+    "clip_negative": (with_top(train={"grad_clip": -1}), "train.grad_clip: -1 is out of range"),
+    "train_typo": (with_top(train={"learning_rate": 1}), "train.learning_rate: unknown key"),
+    "axis_value": (with_grid(**{"train.lr": [0.001, "x"]}), "grid.train.lr[1]: expected a number, got 'x'"),
+    "axis_typo": (
+        with_grid(**{"train.lrr": [0.1]}),
+        "grid.train.lrr: unknown key (did you mean 'train.lr'?)",
+    ),
+    "axis_empty": (with_grid(objective=[]), "grid.objective: is empty"),
+    "axis_scalar": (with_grid(objective="ntp"), "grid.objective: expected a list, got 'ntp'"),
+    "axis_duplicate": (with_grid(seed=[0, 0]), "grid.seed[1]: 0 is listed twice"),
+    "metric_unknown": (
+        with_top(eval={"metrics": ["cka", "mutal_knn@10"]}),
+        "eval.metrics[1]: 'mutal_knn@10' is not a metric",
+    ),
+    "metric_no_k": (
+        with_top(eval={"metrics": ["mutual_knn"]}),
+        "eval.metrics[0]: 'mutual_knn' needs a neighbour count",
+    ),
+    "checkpoints": (with_top(eval={"checkpoints": "log3"}), "eval.checkpoints: 'log3' is not allowed"),
+    "eval_set": (with_top(eval={"set": "wit-1024"}), "eval.set: 'wit-1024' is not a world eval set"),
+    "source": (with_top(data={"source": "s3"}), "data.source: 's3' is not allowed"),
+    "files_no_pairs": (
+        with_top(data={"source": "files", "eval": {"texts": "t", "features": {"d": "d.npy"}}}),
+        "data.pairs: is required",
+    ),
+    "files_no_features": (
+        with_top(
+            data={"source": "files", "pairs": "p", "eval": {"texts": "t", "features": {}}}, eval={"set": "w"}
+        ),
+        "data.eval.features: is empty",
+    ),
+    "world_extra": (with_top(data={"source": "world", "pairs": "p"}), "data.pairs: unknown key"),
+    "gpu_negative": (with_top(resources={"gpu": -1}), "resources.gpu: -1 is out of range"),
+    "cpu_zero": (with_top(resources={"cpu": 0}), "resources.cpu: 0 is out of range"),
+    "holdout_size": (with_top(holdout={"data_size": ["12Q"]}), "holdout.data_size[0]: '12Q' is not a size"),
+    "exclude_off_grid": (
+        with_top(exclude=[{"objective": "jepa_bad"}]),
+        "exclude[0].objective: 'jepa_bad' is not on the grid",
+    ),
+    "exclude_all": (with_top(exclude=[{"model": "tiny"}]), "exclude: removes every trial"),
+    "include_partial": (
+        with_top(include=[{"objective": "ntp", "model": "tiny", "data_size": "4K"}]),
+        "include[0].seed: is required",
+    ),
+    "yaml_syntax": ("name: x\ngrid: {objective: [ntp\n", "YAML syntax error at line 3"),
+    "empty_file": ("", "(top): the file is empty"),
+    "top_list": ("- 1\n- 2\n", "expected a mapping"),
+    "store_empty": (with_top(store=""), "store: expected a non-empty string"),
+}
+
+
+def run_orch(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+@pytest.fixture(scope="module")
+def malformed_results(tmp_path_factory):
+    """Every malformed file through a real `orch` subprocess, two at a time."""
+    folder = tmp_path_factory.mktemp("malformed")
+    paths = {}
+    for name, (text, _) in FILES.items():
+        paths[name] = folder / f"{name}.yaml"
+        paths[name].write_text(text)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            name: pool.submit(run_orch, "sweep", str(path), "--dry-run", cwd=folder)
+            for name, path in paths.items()
+        }
+        return {name: (paths[name], future.result()) for name, future in futures.items()}
+
+
+def test_there_are_at_least_thirty_malformed_files():
+    assert len(FILES) >= 30
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_malformed_file_gets_one_exact_line(malformed_results, name):
+    path, result = malformed_results[name]
+    expected = FILES[name][1]
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"orch: error: {path}: ")
+    assert expected in lines[0]
+    assert not (path.parent / "orch.db").exists()  # nothing written to the store
+
+
+def test_spec_error_is_raised_in_process():
+    with pytest.raises(SpecError, match=r"t.yaml: grid.model\[0\]"):
+        spec_of(grid=dict(BASE["grid"], model=["nope"]))
