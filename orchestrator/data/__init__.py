@@ -21,4 +21,5 @@ class TextShape:
 def text_shape(data: DataConfig) -> TextShape:
     if data.source == "world":
         return TextShape(len(vocabulary()), WORLD_MAX_LEN, WORLD_TOKENS_PER_SAMPLE)
-    return TextShape(data.vocab_size, data.max_len, 2 * data.max_len)
+    vocab_size = 256 + 4 if data.tokenizer == "bytes" else data.vocab_size
+    return TextShape(vocab_size, data.max_len, 2 * data.max_len)

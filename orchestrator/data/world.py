@@ -123,7 +123,7 @@ def _word(rng: np.random.Generator, name: str, plural: bool = False) -> str:
 def _describe_object(obj: tuple[int, ...], rng: np.random.Generator) -> str:
     shape, colour, size, count = obj
     plural = count > 0
-    mention_count, mention_colour, mention_size = rng.random(3) < (0.6, 0.7, 0.5)
+    mention_count, mention_colour, mention_size = rng.random(3) < (0.8, 0.9, 0.8)
     head = COUNTS[count] if mention_count else "a"
     adjectives = []
     if mention_size:
@@ -151,7 +151,7 @@ def caption(scene: Scene, rng: np.random.Generator) -> str:
             text = f"{parts[0]} and {parts[1]}" if rng.random() < 0.5 else f"{parts[1]} and {parts[0]}"
     else:
         text = parts[0]
-    if rng.random() < 0.5:
+    if rng.random() < 0.8:
         setting = SETTINGS[scene.setting]
         text = f"in the {setting} {text}" if rng.random() < 0.5 else f"{text} in the {setting}"
     return text

@@ -1,0 +1,107 @@
+"""Real data from the files a cluster user has, streamed so that 940M rows never sit in memory.
+
+- pairs: JSONL or Parquet with `image_id, caption_a, caption_b`, or `image_id, caption` with
+  several consecutive rows per image (consecutive captions of one image become a pair);
+- documents: JSONL with `text`; a document's two halves are its two chunks (bad views);
+- eval: JSONL with `text` per row, plus one `.npy` feature matrix per reference, rows aligned.
+
+Every problem is a `DataError` naming the file (and line or column where there is one).
+"""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from orchestrator.errors import InputError
+
+__all__ = ["DataError", "iter_documents", "iter_pairs", "read_eval"]
+
+
+class DataError(InputError):
+    """A data file that is missing, unreadable or malformed."""
+
+
+def _rows(path: Path) -> Iterator[tuple[str, dict]]:
+    """(where, row) for every row of a JSONL or Parquet file, streamed."""
+    if not path.exists():
+        raise DataError(f"{path}: no such file (check the data section's paths)")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            parquet = pq.ParquetFile(path)
+        except Exception as error:  # pyarrow raises several types for a broken file
+            raise DataError(f"{path}: not a readable Parquet file ({error})") from None
+        row_number = 0
+        for batch in parquet.iter_batches(batch_size=8192):
+            for row in batch.to_pylist():
+                row_number += 1
+                yield f"{path}: row {row_number}", row
+        return
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DataError(f"{path}:{line_number}: not JSON ({error.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{line_number}: expected a JSON object per line")
+            yield f"{path}:{line_number}", row
+
+
+def _text(row: dict, column: str, where: str) -> str:
+    value = row.get(column)
+    if not isinstance(value, str):
+        raise DataError(f"{where}: column '{column}' is missing or not text")
+    return value
+
+
+def iter_pairs(path: Path) -> Iterator[tuple[str, str]]:
+    """Two captions of one image per example."""
+    pending: tuple[object, str] | None = None
+    for where, row in _rows(path):
+        if "caption_a" in row or "caption_b" in row:
+            yield _text(row, "caption_a", where), _text(row, "caption_b", where)
+            continue
+        if "image_id" not in row:
+            raise DataError(f"{where}: column 'image_id' is missing (or give caption_a and caption_b)")
+        caption = _text(row, "caption", where)
+        if pending is not None and pending[0] == row["image_id"]:
+            yield pending[1], caption
+            pending = None
+        else:
+            pending = (row["image_id"], caption)
+
+
+def iter_documents(path: Path) -> Iterator[tuple[str, str]]:
+    """The two halves of each document with at least two words."""
+    for where, row in _rows(path):
+        words = _text(row, "text", where).split()
+        if len(words) >= 2:
+            middle = len(words) // 2
+            yield " ".join(words[:middle]), " ".join(words[middle:])
+
+
+def read_eval(texts_path: Path, features: dict[str, Path]) -> tuple[list[str], dict[str, np.ndarray]]:
+    """Eval texts and each reference's features, checked to be row-aligned and finite."""
+    texts = [_text(row, "text", where) for where, row in _rows(texts_path)]
+    references = {}
+    for name, path in features.items():
+        if not path.exists():
+            raise DataError(f"{path}: no such file (reference '{name}')")
+        try:
+            matrix = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise DataError(f"{path}: not a .npy feature matrix ({error})") from None
+        if matrix.ndim != 2:
+            raise DataError(f"{path}: shape {matrix.shape} is not rows x width")
+        if matrix.shape[0] != len(texts):
+            raise DataError(f"{path}: {matrix.shape[0]} rows, but {texts_path} has {len(texts)} texts")
+        if not np.isfinite(matrix).all():
+            raise DataError(f"{path}: holds NaN or inf")
+        references[name] = matrix
+    return texts, references

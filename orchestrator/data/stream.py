@@ -1,0 +1,204 @@
+"""A trial's data: its training stream (D unique examples, reshuffled each epoch) and eval set.
+
+`take(position, count)` returns the examples at samples-seen positions [position, position +
+count): a pure function of (data, trial seed, position), which is what makes a retried trial
+resume at its data position rather than at step 0.
+"""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+
+from orchestrator.data import WORLD_MAX_LEN
+from orchestrator.data import world as world_module
+from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_eval
+from orchestrator.data.tokenizer import (
+    BpeTokenizer,
+    ByteTokenizer,
+    Tokenizer,
+    WordTokenizer,
+    encode_examples,
+    encode_texts,
+)
+from orchestrator.spec import DataConfig, TrialConfig
+
+__all__ = ["EvalSet", "TrialData", "open_trial_data"]
+
+SHUFFLE_BUFFER = 16384
+BPE_TRAINING_TEXTS = 200_000
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    name: str
+    tokens: np.ndarray  # (n, T)
+    references: dict[str, np.ndarray]  # name -> (n, width)
+    retrieval_tokens: np.ndarray  # (m, T): fits the text -> reference maps of retrieval metrics
+    retrieval_references: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class TrialData:
+    take: Callable[[int, int], np.ndarray]  # (position, count) -> (count, views, T)
+    eval_set: EvalSet
+    vocab_size: int
+    max_len: int
+
+
+class InMemoryStream:
+    """D tokenized examples; epoch e visits them in permutation(seed, e)."""
+
+    def __init__(self, examples: np.ndarray, seed: int) -> None:
+        self.examples = examples
+        self.seed = seed
+
+    def _order(self, epoch: int) -> np.ndarray:
+        return np.random.default_rng([self.seed, epoch]).permutation(len(self.examples))
+
+    def take(self, position: int, count: int) -> np.ndarray:
+        size = len(self.examples)
+        chunks = []
+        while count > 0:
+            epoch, offset = divmod(position, size)
+            step = min(count, size - offset)
+            chunks.append(self.examples[self._order(epoch)[offset : offset + step]])
+            position, count = position + step, count - step
+        return np.concatenate(chunks)
+
+
+class FileStream:
+    """The first D examples of a file, read in order through a seeded shuffle buffer per epoch.
+
+    Reading is sequential; a jump in position (a resumed trial) replays its epoch from the start.
+    """
+
+    def __init__(self, open_pairs: Callable[[], Iterator[tuple[str, str]]], encode, size: int, seed: int):
+        self.open_pairs, self.encode, self.size, self.seed = open_pairs, encode, size, seed
+        self._position = -1
+        self._iterator: Iterator[np.ndarray] | None = None
+
+    def _epoch(self, epoch: int) -> Iterator[np.ndarray]:
+        rng = np.random.default_rng([self.seed, epoch])
+        buffer: list[tuple[str, str]] = []
+        produced = 0
+        for pair in islice(self.open_pairs(), self.size):
+            buffer.append(pair)
+            if len(buffer) >= SHUFFLE_BUFFER:
+                index = int(rng.integers(len(buffer)))
+                buffer[index], buffer[-1] = buffer[-1], buffer[index]
+                yield self.encode([buffer.pop()])[0]
+                produced += 1
+        for index in rng.permutation(len(buffer)):
+            yield self.encode([buffer[index]])[0]
+            produced += 1
+        if produced < self.size:
+            raise DataError(f"data holds {produced} examples, fewer than the data size {self.size}")
+
+    def take(self, position: int, count: int) -> np.ndarray:
+        rows = []
+        while len(rows) < count:
+            epoch, offset = divmod(position + len(rows), self.size)
+            if self._iterator is None or self._position != position + len(rows):
+                self._iterator = islice(self._epoch(epoch), offset, None)
+                self._position = position + len(rows)
+            try:
+                rows.append(next(self._iterator))
+                self._position += 1
+            except StopIteration:
+                self._iterator = None
+        return np.stack(rows)
+
+
+@lru_cache(maxsize=4)
+def _world(seed: int) -> world_module.World:
+    return world_module.World(seed)
+
+
+@lru_cache(maxsize=8)
+def _world_examples(seed: int, objective: str, size: int) -> np.ndarray:
+    """Tokenized examples 0..size-1 of the world's training stream (cached across trials)."""
+    world = _world(seed)
+    pairs = world.training_texts(objective, 0, size)
+    tokens = encode_examples(WordTokenizer(world.words), pairs, WORLD_MAX_LEN, joined=objective == "ntp")
+    return tokens.astype(np.int32)
+
+
+@lru_cache(maxsize=4)
+def _world_eval(seed: int, count: int) -> EvalSet:
+    world = _world(seed)
+    tokenizer = WordTokenizer(world.words)
+    texts, references = world.eval_set(world_module.STREAM_EVAL, count)
+    retrieval_texts, retrieval_references = world.eval_set(world_module.STREAM_RETRIEVAL, count)
+    return EvalSet(
+        name=f"world-{count}",
+        tokens=encode_texts(tokenizer, texts, WORLD_MAX_LEN),
+        references=references,
+        retrieval_tokens=encode_texts(tokenizer, retrieval_texts, WORLD_MAX_LEN),
+        retrieval_references=retrieval_references,
+    )
+
+
+def open_trial_data(config: TrialConfig, cache_dir: Path) -> TrialData:
+    if config.data.source == "world":
+        world_seed = config.data.world_seed
+        size = int(config.eval.set.split("-")[1])
+        examples = _world_examples(world_seed, config.objective, config.data_size)
+        return TrialData(
+            take=InMemoryStream(examples, config.seed).take,
+            eval_set=_world_eval(world_seed, size),
+            vocab_size=len(_world(world_seed).words),
+            max_len=WORLD_MAX_LEN,
+        )
+    return _file_data(config, cache_dir)
+
+
+def _file_data(config: TrialConfig, cache_dir: Path) -> TrialData:
+    data: DataConfig = config.data
+    if config.objective == "jepa_bad":
+        if data.documents is None:
+            raise DataError("data.documents: jepa_bad needs a documents file (JSONL with 'text')")
+        path = data.resolve(data.documents)
+
+        def open_pairs() -> Iterator[tuple[str, str]]:
+            return iter_documents(path)
+    else:
+        path = data.resolve(data.pairs)
+
+        def open_pairs() -> Iterator[tuple[str, str]]:
+            return iter_pairs(path)
+
+    tokenizer = _file_tokenizer(data, cache_dir)
+    joined = config.objective == "ntp"
+
+    def encode(pairs: list[tuple[str, str]]) -> np.ndarray:
+        return encode_examples(tokenizer, pairs, data.max_len, joined)
+
+    texts, references = read_eval(
+        data.resolve(data.eval_texts), {name: data.resolve(p) for name, p in data.eval_features}
+    )
+    tokens = encode_texts(tokenizer, texts, data.max_len)
+    half = len(texts) // 2  # no separate retrieval set: maps fit on the first half of the eval set
+    return TrialData(
+        take=FileStream(open_pairs, encode, config.data_size, config.seed).take,
+        eval_set=EvalSet(
+            name=config.eval.set,
+            tokens=tokens,
+            references=references,
+            retrieval_tokens=tokens[:half],
+            retrieval_references={name: m[:half] for name, m in references.items()},
+        ),
+        vocab_size=tokenizer.vocab_size,
+        max_len=data.max_len,
+    )
+
+
+def _file_tokenizer(data: DataConfig, cache_dir: Path) -> Tokenizer:
+    if data.tokenizer == "bytes":
+        return ByteTokenizer()
+    pairs = islice(iter_pairs(data.resolve(data.pairs)), BPE_TRAINING_TEXTS // 2)
+    texts = [text for pair in pairs for text in pair]
+    return BpeTokenizer(texts, data.vocab_size, cache_dir)

@@ -1,0 +1,97 @@
+"""Tokenizers that need no download: the world's own words, raw bytes, or a BPE trained on the
+trial's training text and cached by the text's content hash.
+
+Every tokenizer shares the four special ids of `world.SPECIALS`: pad 0, cls 1, sep 2, eos 3.
+"""
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from orchestrator.data.world import CLS, EOS, PAD, SEP, SPECIALS
+
+__all__ = ["BpeTokenizer", "ByteTokenizer", "Tokenizer", "WordTokenizer", "encode_examples"]
+
+
+class Tokenizer(Protocol):
+    vocab_size: int
+
+    def encode(self, text: str) -> list[int]: ...
+
+
+class WordTokenizer:
+    """Whitespace words from a closed vocabulary (the embedded world's)."""
+
+    def __init__(self, words: Sequence[str]) -> None:
+        self.index = {word: i for i, word in enumerate(words)}
+        self.vocab_size = len(words)
+
+    def encode(self, text: str) -> list[int]:
+        return [self.index[word] for word in text.split()]
+
+
+class ByteTokenizer:
+    """UTF-8 bytes shifted past the special ids: any text, no training, vocabulary 260."""
+
+    vocab_size = 256 + len(SPECIALS)
+
+    def encode(self, text: str) -> list[int]:
+        return [byte + len(SPECIALS) for byte in text.encode("utf-8")]
+
+
+class BpeTokenizer:
+    """Byte-level BPE from the `tokenizers` package, trained once per training text."""
+
+    def __init__(self, texts: Iterable[str], vocab_size: int, cache_dir: Path) -> None:
+        from tokenizers import Tokenizer as HFTokenizer
+        from tokenizers import models, pre_tokenizers, trainers
+
+        texts = list(texts)
+        digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+        path = cache_dir / f"bpe-{vocab_size}-{digest}.json"
+        if path.exists():
+            self._tokenizer = HFTokenizer.from_file(str(path))
+        else:
+            tokenizer = HFTokenizer(models.BPE(unk_token=None))
+            tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+            trainer = trainers.BpeTrainer(
+                vocab_size=vocab_size,
+                special_tokens=list(SPECIALS),
+                initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            )
+            tokenizer.train_from_iterator(texts, trainer=trainer)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(".tmp")
+            tokenizer.save(str(temporary))
+            temporary.replace(path)
+            self._tokenizer = tokenizer
+        self.vocab_size = vocab_size
+
+    def encode(self, text: str) -> list[int]:
+        return self._tokenizer.encode(text).ids
+
+
+def encode_examples(
+    tokenizer: Tokenizer, pairs: Sequence[tuple[str, str]], max_len: int, joined: bool
+) -> np.ndarray:
+    """Token ids, right-padded with 0: (n, 2, max_len) for two views, (n, 1, max_len) joined.
+
+    Views are `[cls] text [eos]`; a joined pair (NTP) is `[cls] a [sep] b [eos]`. Truncation
+    keeps the head of each text.
+    """
+    out = np.full((len(pairs), 1 if joined else 2, max_len), PAD, dtype=np.int64)
+    for row, (a, b) in enumerate(pairs):
+        ids_a, ids_b = tokenizer.encode(a), tokenizer.encode(b)
+        sequences = [[CLS, *ids_a, SEP, *ids_b, EOS]] if joined else [[CLS, *ids_a, EOS], [CLS, *ids_b, EOS]]
+        for view, ids in enumerate(sequences):
+            ids = ids[:max_len]
+            out[row, view, : len(ids)] = ids
+    return out
+
+
+def encode_texts(tokenizer: Tokenizer, texts: Sequence[str], max_len: int) -> np.ndarray:
+    """(n, max_len) single texts as `[cls] text [eos]`, for evaluation."""
+    return encode_examples(tokenizer, [(text, "") for text in texts], max_len, joined=False)[:, 0]

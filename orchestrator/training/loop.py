@@ -1,0 +1,333 @@
+"""One trial, top to bottom: build the data and the encoder, train, and at every checkpoint score
+the eval set against every reference and hand the rows to `report`.
+
+`run_trial` knows nothing of Ray: the scheduler passes a `report` that forwards to Ray Tune, a
+test passes a list's `append`. Samples seen count examples (a JEPA pair is one sample). FLOPs are
+training FLOPs, 6 x (block + output-layer) parameters x non-padding tokens (Kaplan et al.);
+evaluation is not counted.
+"""
+
+import copy
+import math
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from orchestrator.alignment import max_over_layers, metric_function, prepare, retrieval
+from orchestrator.data.stream import EvalSet, TrialData, open_trial_data
+from orchestrator.metric_names import parse_metric
+from orchestrator.spec import TrialConfig
+from orchestrator.training.encoders import TextEncoder
+from orchestrator.training.objectives import jepa_loss, ntp_loss
+from orchestrator.training.presets import PRESETS, train_flops
+
+__all__ = [
+    "Checkpoint",
+    "TrialOutcome",
+    "checkpoint_schedule",
+    "detect_collapse",
+    "get_lr",
+    "run_trial",
+]
+
+DEFAULT_CACHE = Path.home() / ".cache" / "orch"
+MIN_LR_FRACTION = 0.1  # cosine decays to a tenth of the peak (as nanoGPT does)
+COLLAPSE_SPREAD = 0.05  # healthy tiny runs measure about 0.9, a planted collapse 0.006
+COLLAPSE_RANK = 1.5
+EVAL_BATCH = 256
+
+
+@dataclass
+class Checkpoint:
+    """What a trial reports at one checkpoint: store-ready rows and the state to resume from."""
+
+    samples_seen: int
+    step: int
+    flops: float
+    wall_s: float
+    rows: list[dict]
+    state: dict[str, Any]
+    n_params: int
+    device: str
+    host: str
+    status: str = "running"  # running | done | collapsed
+    reason: str | None = None
+
+
+@dataclass
+class TrialOutcome:
+    status: str  # done | collapsed
+    reason: str | None
+    samples_seen: int
+    checkpoints: list[int] = field(default_factory=list)
+
+
+def checkpoint_schedule(budget: int, first: int, per_octave: int) -> list[int]:
+    """Samples-seen targets: 0 (random init), first x 2^(j / per_octave) below the budget, budget."""
+    targets = [0]
+    j = 0
+    while (target := round(first * 2 ** (j / per_octave))) < budget:
+        if target > targets[-1]:
+            targets.append(target)
+        j += 1
+    return [*targets, budget]
+
+
+def get_lr(step: int, total_steps: int, base_lr: float, warmup: float, schedule: str) -> float:
+    """Linear warm-up over `warmup` of the steps, then constant or cosine to MIN_LR_FRACTION."""
+    warmup_steps = max(1, round(warmup * total_steps)) if warmup > 0 else 0
+    if step < warmup_steps:
+        return base_lr * (step + 1) / warmup_steps
+    if schedule == "constant":
+        return base_lr
+    progress = (step - warmup_steps) / max(1, total_steps - warmup_steps)
+    cosine = 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+    return base_lr * (MIN_LR_FRACTION + (1 - MIN_LR_FRACTION) * cosine)
+
+
+def detect_collapse(embeddings: torch.Tensor) -> str | None:
+    """A reason when eval embeddings have collapsed: the spread between rows is tiny next to
+    the rows' size (all texts map to one point), or the effective rank is near 1."""
+    z = embeddings.double()
+    spread = float(z.var(dim=0).sum().sqrt())
+    size = float(z.pow(2).sum(dim=1).mean().sqrt())
+    if size == 0 or spread / size < COLLAPSE_SPREAD:
+        return f"relative embedding spread {spread / max(size, 1e-300):.2e} < {COLLAPSE_SPREAD}"
+    singular = torch.linalg.svdvals(z - z.mean(dim=0))
+    p = singular / singular.sum()
+    rank = float(torch.exp(-(p * torch.log(p.clamp_min(1e-30))).sum()))
+    if rank < COLLAPSE_RANK:
+        return f"effective rank {rank:.2f} < {COLLAPSE_RANK}"
+    return None
+
+
+@torch.no_grad()
+def _embed_layers(model: TextEncoder, tokens: np.ndarray, device: torch.device) -> list[torch.Tensor]:
+    """Pooled hidden states of every layer for each text: L x (n, d), on the CPU in float32."""
+    model.eval()
+    chunks: list[list[torch.Tensor]] = []
+    for start in range(0, len(tokens), EVAL_BATCH):
+        batch = _trim(torch.as_tensor(tokens[start : start + EVAL_BATCH], dtype=torch.long)).to(device)
+        with _autocast(device):
+            chunks.append([layer.float().cpu() for layer in model.pooled_layers(batch)])
+    model.train()
+    return [torch.cat(layer) for layer in zip(*chunks, strict=True)]
+
+
+def _trim(tokens: torch.Tensor) -> torch.Tensor:
+    """Drop the padding columns every row shares: (..., T) -> (..., T_used)."""
+    used = int((tokens != 0).flatten(0, -2).any(dim=0).nonzero().max()) + 1
+    return tokens[..., :used]
+
+
+def _autocast(device: torch.device) -> torch.autocast:
+    enabled = device.type == "cuda"
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=enabled)
+
+
+def score_checkpoint(
+    layers: list[torch.Tensor], retrieval_layers: list[torch.Tensor], eval_set: EvalSet, config: TrialConfig
+) -> list[tuple[str, str, float]]:
+    """(metric, reference, value) for every metric and reference: per layer and max over layers."""
+    references = config.eval.references or tuple(eval_set.references)
+    prepared = [prepare(layer) for layer in layers]
+    out = []
+    for reference in references:
+        target = prepare(eval_set.references[reference])
+        for metric in config.eval.metrics:
+            parsed = parse_metric(metric)
+            if parsed.name.startswith("retrieval"):
+                fit_target = prepare(eval_set.retrieval_references[reference])
+                per_layer = [
+                    _retrieval_score(parsed.name, parsed.k, layer, fitted, target, fit_target)
+                    for layer, fitted in zip(prepared, map(prepare, retrieval_layers), strict=True)
+                ]
+            else:
+                score = metric_function(metric)
+                per_layer = [max_over_layers(score, [layer], [target])[0] for layer in prepared]
+            out.append((metric, reference, max(per_layer)))
+            out += [(f"{metric}/layer{i}", reference, value) for i, value in enumerate(per_layer)]
+    return out
+
+
+def _retrieval_score(
+    name: str,
+    k: int,
+    text: torch.Tensor,
+    text_fit: torch.Tensor,
+    image: torch.Tensor,
+    image_fit: torch.Tensor,
+) -> float:
+    """R@k after a least-squares text -> image map fitted on the retrieval set."""
+    mapping = torch.linalg.lstsq(text_fit.double(), image_fit.double()).solution
+    mapped = text.double() @ mapping
+    return retrieval(mapped, image, k) if name == "retrieval_t2i" else retrieval(image.double(), mapped, k)
+
+
+def _build(config: TrialConfig, data: TrialData, device: torch.device) -> TextEncoder:
+    torch.manual_seed(config.seed)
+    model = TextEncoder(
+        PRESETS[config.model], data.vocab_size, data.max_len, causal=config.objective == "ntp"
+    )
+    return model.to(device)
+
+
+def _loss(
+    model: TextEncoder, batch: torch.Tensor, config: TrialConfig, generator: torch.Generator
+) -> torch.Tensor:
+    """The objective's loss for a batch of (B, views, T) token ids."""
+    if config.objective == "ntp":
+        tokens = batch[:, 0]  # (B, T)
+        logits, _ = model.next_token_logits(tokens)
+        return ntp_loss(logits, tokens)
+    views = [model.embed(batch[:, v]) for v in range(batch.shape[1])]  # V x (B, P)
+    loss, _ = jepa_loss(views, config.train.sigreg.weight, config.train.sigreg.slices, generator)
+    return loss
+
+
+def run_trial(
+    config: TrialConfig,
+    report: Callable[[Checkpoint], None],
+    resume: dict[str, Any] | None = None,
+    device: str = "cpu",
+    cache_dir: Path = DEFAULT_CACHE,
+) -> TrialOutcome:
+    """Train one trial to its sample budget, reporting at every checkpoint; resume from `resume`."""
+    started = time.perf_counter()
+    torch_device = torch.device(device)
+    data = open_trial_data(config, cache_dir)
+    model = _build(config, data, torch_device)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
+    )
+    budget, batch_size = config.budget_samples, config.train.batch_size
+    total_steps = math.ceil(budget / batch_size)
+    schedule = checkpoint_schedule(budget, config.eval.first_checkpoint, config.eval.per_octave)
+    meta = {"samples_seen": 0, "step": 0, "flops": 0.0, "wall_s": 0.0, "next_checkpoint": 0, "loss_sum": 0.0}
+    meta["loss_count"] = 0
+    if resume is not None:
+        model.load_state_dict(resume["model"])
+        optimizer.load_state_dict(resume["optim"])
+        torch.set_rng_state(resume["rng"])
+        meta = dict(resume["meta"])
+    preset = PRESETS[config.model]
+    host = socket.gethostname()
+    wall_before = meta["wall_s"]
+    reported = []
+
+    while True:
+        if (
+            meta["next_checkpoint"] < len(schedule)
+            and meta["samples_seen"] >= schedule[meta["next_checkpoint"]]
+        ):
+            meta["wall_s"] = wall_before + time.perf_counter() - started
+            checkpoint = _checkpoint(model, optimizer, data, config, meta, torch_device, host)
+            meta["next_checkpoint"] += 1
+            meta["loss_sum"], meta["loss_count"] = 0.0, 0
+            checkpoint.state["meta"] = dict(meta)
+            done = meta["samples_seen"] >= budget
+            if checkpoint.status == "running" and done:
+                checkpoint.status = "done"
+            report(checkpoint)
+            reported.append(meta["samples_seen"])
+            if checkpoint.status != "running":
+                return TrialOutcome(checkpoint.status, checkpoint.reason, meta["samples_seen"], reported)
+        count = min(batch_size, budget - meta["samples_seen"])
+        batch = torch.as_tensor(data.take(meta["samples_seen"], count), dtype=torch.long)
+        batch = _trim(batch)
+        if torch_device.type == "cuda":
+            batch = batch.pin_memory().to(torch_device, non_blocking=True)
+        for group in optimizer.param_groups:
+            group["lr"] = get_lr(
+                meta["step"], total_steps, config.train.lr, config.train.warmup, config.train.schedule
+            )
+        generator = torch.Generator().manual_seed(config.seed * 1_000_003 + meta["step"])
+        with _autocast(torch_device):
+            loss = _loss(model, batch, config, generator)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if config.train.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.grad_clip)
+        optimizer.step()
+        tokens = int((batch != 0).sum())
+        meta["flops"] += train_flops(preset, config.objective, tokens, data.vocab_size)
+        meta["samples_seen"] += count
+        meta["step"] += 1
+        meta["loss_sum"] += float(loss.detach())
+        meta["loss_count"] += 1
+
+
+def _checkpoint(
+    model: TextEncoder,
+    optimizer: torch.optim.Optimizer,
+    data: TrialData,
+    config: TrialConfig,
+    meta: dict,
+    device: torch.device,
+    host: str,
+) -> Checkpoint:
+    eval_set = data.eval_set
+    layers = _embed_layers(model, eval_set.tokens, device)
+    mean_loss = meta["loss_sum"] / meta["loss_count"] if meta["loss_count"] else None
+    reason = None
+    if mean_loss is not None and not math.isfinite(mean_loss):
+        reason = f"training loss is {mean_loss} at step {meta['step']}"
+    scored: list[tuple[str, str, float]] = []
+    if reason is None:
+        reason = detect_collapse(_final_embeddings(model, layers, device, config))
+        retrieval_layers = (
+            _embed_layers(model, eval_set.retrieval_tokens, device)
+            if any(parse_metric(m).name.startswith("retrieval") for m in config.eval.metrics)
+            else layers
+        )
+        scored = score_checkpoint(layers, retrieval_layers, eval_set, config)
+    if mean_loss is not None and math.isfinite(mean_loss):
+        scored.append(("train_loss", "", mean_loss))
+    rows = [
+        {
+            "trial_key": config.key,
+            "samples_seen": meta["samples_seen"],
+            "metric": metric,
+            "reference": reference,
+            "eval_set": "train" if metric == "train_loss" else eval_set.name,
+            "value": float(value),
+            "step": meta["step"],
+            "flops": meta["flops"],
+            "wall_s": meta["wall_s"],
+        }
+        for metric, reference, value in scored
+    ]
+    state = {
+        "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+        "optim": copy.deepcopy(optimizer.state_dict()),  # later steps update it in place
+        "rng": torch.get_rng_state(),
+    }
+    return Checkpoint(
+        samples_seen=meta["samples_seen"],
+        step=meta["step"],
+        flops=meta["flops"],
+        wall_s=meta["wall_s"],
+        rows=rows,
+        state=state,
+        n_params=model.n_params,
+        device=str(device),
+        host=host,
+        status="running" if reason is None else "collapsed",
+        reason=reason,
+    )
+
+
+@torch.no_grad()
+def _final_embeddings(
+    model: TextEncoder, layers: list[torch.Tensor], device: torch.device, config: TrialConfig
+) -> torch.Tensor:
+    """The representation the objective shapes: JEPA's projector output, else the last layer."""
+    if config.objective == "ntp":
+        return layers[-1]
+    return model.projector(layers[-1].to(device)).float().cpu()

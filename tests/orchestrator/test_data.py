@@ -1,0 +1,136 @@
+"""The embedded world is reproducible and the file datasets load good files and reject bad ones."""
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from orchestrator.data import world as W
+from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_eval
+from orchestrator.data.stream import InMemoryStream, open_trial_data
+from orchestrator.data.tokenizer import BpeTokenizer, ByteTokenizer, encode_examples
+from orchestrator.spec import parse_spec
+
+
+def test_world_is_reproducible_from_its_seed():
+    a, b, other = W.World(0), W.World(0), W.World(1)
+    texts_a, features_a = a.eval_set(W.STREAM_EVAL, 64)
+    texts_b, features_b = b.eval_set(W.STREAM_EVAL, 64)
+    assert texts_a == texts_b
+    for name in W.REFERENCES:
+        np.testing.assert_array_equal(features_a[name], features_b[name])
+    assert other.eval_set(W.STREAM_EVAL, 64)[0] != texts_a
+    assert a.training_texts("jepa_good", 100, 5) == b.training_texts("jepa_good", 100, 5)
+
+
+def test_world_views_differ_as_designed():
+    world = W.World(0)
+    for caption_a, caption_b in world.training_texts("jepa_good", 0, 50):
+        assert caption_a and caption_b and set(caption_a.split()) <= set(world.words)
+    eval_texts, _ = world.eval_set(W.STREAM_EVAL, 32)
+    retrieval_texts, _ = world.eval_set(W.STREAM_RETRIEVAL, 32)
+    assert eval_texts != retrieval_texts  # two different held-out sets
+    # Good views share every factor of one scene; bad views drift, so their shapes agree less.
+    shared = lambda pairs: np.mean([bool(set(a.split()) & set(b.split()) & set(W.SHAPES)) for a, b in pairs])  # noqa: E731
+    assert shared(world.training_texts("jepa_good", 0, 400)) > shared(
+        world.training_texts("jepa_bad", 0, 400)
+    )
+
+
+def test_stream_positions_are_pure_and_epochs_reshuffle():
+    examples = np.arange(10)[:, None, None] * np.ones((1, 2, 3), dtype=int)
+    stream = InMemoryStream(examples, seed=3)
+    first_epoch = stream.take(0, 10)[:, 0, 0]
+    assert sorted(first_epoch) == list(range(10))
+    np.testing.assert_array_equal(stream.take(4, 3), stream.take(0, 10)[4:7])
+    second = stream.take(10, 10)[:, 0, 0]
+    assert sorted(second) == list(range(10)) and list(second) != list(first_epoch)
+    np.testing.assert_array_equal(stream.take(8, 4)[:, 0, 0], [*first_epoch[8:], *second[:2]])
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_pairs_from_jsonl_parquet_and_grouped_rows(tmp_path):
+    pairs = [("a red disc", "a circle that is red"), ("two stars", "a star")]
+    jsonl = write_jsonl(
+        tmp_path / "p.jsonl",
+        [{"image_id": i, "caption_a": a, "caption_b": b} for i, (a, b) in enumerate(pairs)],
+    )
+    assert list(iter_pairs(jsonl)) == pairs
+    table = pa.table(
+        {"image_id": [0, 1], "caption_a": [p[0] for p in pairs], "caption_b": [p[1] for p in pairs]}
+    )
+    pq.write_table(table, tmp_path / "p.parquet")
+    assert list(iter_pairs(tmp_path / "p.parquet")) == pairs
+    grouped = write_jsonl(
+        tmp_path / "g.jsonl", [{"image_id": 7, "caption": "x y"}, {"image_id": 7, "caption": "y z"}]
+    )
+    assert list(iter_pairs(grouped)) == [("x y", "y z")]
+    docs = write_jsonl(tmp_path / "d.jsonl", [{"text": "one two three four"}])
+    assert list(iter_documents(docs)) == [("one two", "three four")]
+
+
+def test_broken_files_are_rejected_naming_the_file(tmp_path):
+    missing_column = write_jsonl(tmp_path / "m.jsonl", [{"image_id": 1, "caption_a": "x"}])
+    with pytest.raises(DataError, match=r"m.jsonl:1: column 'caption_b' is missing"):
+        list(iter_pairs(missing_column))
+    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    with pytest.raises(DataError, match=r"bad.jsonl:1: not JSON"):
+        list(iter_pairs(tmp_path / "bad.jsonl"))
+    with pytest.raises(DataError, match="no such file"):
+        list(iter_pairs(tmp_path / "absent.jsonl"))
+    texts = write_jsonl(tmp_path / "t.jsonl", [{"text": "a"}, {"text": "b"}, {"text": "c"}])
+    np.save(tmp_path / "short.npy", np.zeros((2, 4)))
+    with pytest.raises(DataError, match=r"short.npy: 2 rows, but .*t.jsonl has 3 texts"):
+        read_eval(texts, {"dino": tmp_path / "short.npy"})
+    nan = np.zeros((3, 4))
+    nan[1, 2] = np.nan
+    np.save(tmp_path / "nan.npy", nan)
+    with pytest.raises(DataError, match=r"nan\.npy: holds NaN"):
+        read_eval(texts, {"dino": tmp_path / "nan.npy"})
+
+
+def test_tokenizers_share_special_ids(tmp_path):
+    tokens = encode_examples(ByteTokenizer(), [("ab", "c")], max_len=8, joined=True)
+    assert tokens.tolist() == [[[1, 97 + 4, 98 + 4, 2, 99 + 4, 3, 0, 0]]]
+    texts = ["a red disc on the left", "two blue stars above a box"] * 50
+    bpe = BpeTokenizer(texts, vocab_size=300, cache_dir=tmp_path)
+    again = BpeTokenizer(texts, vocab_size=300, cache_dir=tmp_path)  # from the cache
+    assert bpe.encode("a red disc") == again.encode("a red disc")
+    assert len(list(tmp_path.glob("bpe-300-*.json"))) == 1
+    assert min(bpe.encode("a red disc")) >= 4  # specials are never produced from text
+
+
+def test_file_trial_data_end_to_end(tmp_path):
+    rng = np.random.default_rng(0)
+    write_jsonl(
+        tmp_path / "pairs.jsonl",
+        [{"image_id": i, "caption_a": f"cap {i}", "caption_b": f"alt {i}"} for i in range(40)],
+    )
+    write_jsonl(tmp_path / "docs.jsonl", [{"text": f"doc {i} has words in it"} for i in range(40)])
+    write_jsonl(tmp_path / "eval.jsonl", [{"text": f"eval {i}"} for i in range(30)])
+    np.save(tmp_path / "dino.npy", rng.normal(size=(30, 8)))
+    raw = {
+        "name": "f",
+        "data": {
+            "source": "files",
+            "pairs": "pairs.jsonl",
+            "documents": "docs.jsonl",
+            "eval": {"texts": "eval.jsonl", "features": {"dino": "dino.npy"}},
+            "max_len": 16,
+        },
+        "eval": {"set": "toy-30"},
+        "grid": {"objective": ["jepa_bad", "ntp"], "model": ["tiny"], "data_size": [32], "seed": [0]},
+    }
+    spec = parse_spec(raw, "f.yaml", base_dir=tmp_path)
+    for config in spec.trials:
+        data = open_trial_data(config, tmp_path / "cache")
+        batch = data.take(30, 5)  # crosses into the second epoch
+        assert batch.shape == (5, 1 if config.objective == "ntp" else 2, 16)
+        np.testing.assert_array_equal(data.take(31, 2), batch[1:3])
+        assert data.eval_set.references["dino"].shape == (30, 8)
