@@ -1,8 +1,15 @@
 """Sweep progress as the store records it: what `orch status` prints and the live view reads."""
 
-from db import Store
+import time
+from typing import TYPE_CHECKING, TextIO
 
-__all__ = ["sweep_status"]
+from db import Store
+from orchestrator.sizes import format_size
+
+if TYPE_CHECKING:
+    from orchestrator.spec import TrialConfig
+
+__all__ = ["ProgressView", "sweep_status"]
 
 
 def sweep_status(store: Store, name: str) -> dict:
@@ -44,3 +51,77 @@ def sweep_status(store: Store, name: str) -> dict:
             "progress": seen / budget if budget else 0.0,
         },
     }
+
+
+class ProgressView:
+    """Live sweep progress on a terminal (one rewritten line), plain log lines elsewhere."""
+
+    def __init__(self, trials: "list[TrialConfig]", stream: TextIO) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self.labels = {
+            t.key: f"{t.key[:10]} {t.objective} {t.model} {format_size(t.data_size)} seed {t.seed}"
+            for t in trials
+        }
+        self.budgets = {t.key: t.budget_samples for t in trials}
+        self.seen = dict.fromkeys(self.budgets, 0)
+        self.status: dict[str, str] = {}
+        self.started_at = time.monotonic()
+
+    def begin(self) -> None:
+        self.started_at = time.monotonic()
+        self._log(f"running {len(self.budgets)} trials")
+
+    def started(self, key: str) -> None:
+        self.status[key] = "running"
+        self._log(f"{self.labels[key]}: started")
+
+    def progress(self, key: str, samples_seen: int) -> None:
+        self.seen[key] = min(samples_seen, self.budgets[key])
+        if self.live:
+            self._render()
+
+    def retried(self, key: str, reason: str) -> None:
+        self._log(f"{self.labels[key]}: {reason}")
+
+    def finished(self, key: str, status: str, reason: str | None) -> None:
+        self.status[key] = status
+        if status in ("done", "collapsed"):
+            self.seen[key] = self.budgets[key]
+        self._log(f"{self.labels[key]}: {status}" + (f" ({reason})" if reason else ""))
+
+    def end(self) -> None:
+        if self.live:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def line(self) -> str:
+        counts = {s: sum(1 for v in self.status.values() if v == s) for s in ("done", "running", "failed")}
+        elapsed = time.monotonic() - self.started_at
+        seen, budget = sum(self.seen.values()), sum(self.budgets.values())
+        rate = seen / elapsed if elapsed > 0 else 0.0
+        eta = (budget - seen) / rate if rate > 0 else float("nan")
+        return (
+            f"{counts['done']}/{len(self.budgets)} done, {counts['running']} running, "
+            f"{counts['failed']} failed | {rate:,.0f} samples/s | "
+            f"elapsed {_clock(elapsed)} | ETA {_clock(eta)}"
+        )
+
+    def _render(self) -> None:
+        self.stream.write("\r\033[K" + self.line())
+        self.stream.flush()
+
+    def _log(self, message: str) -> None:
+        if self.live:
+            self.stream.write("\r\033[K" + message + "\n")
+            self._render()
+        else:
+            self.stream.write(f"[{_clock(time.monotonic() - self.started_at)}] {message} | {self.line()}\n")
+        self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    if seconds != seconds:  # NaN: no rate yet
+        return "--:--"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}" if minutes >= 60 else f"{minutes}:{secs:02d}"

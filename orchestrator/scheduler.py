@@ -1,0 +1,316 @@
+"""`orch sweep`: the spec's trials as one Ray Tune run, with the store as the record.
+
+- The spec is the only grid: the trials the store lacks become one `tune.grid_search` of configs.
+- Only the driver writes: trials `tune.report` their rows, `StoreCallback` writes them, keyed by
+  the trial key (never Ray's trial id), so a retried or resubmitted trial cannot duplicate a row.
+- Each trial saves its resumable state under `<storage>/checkpoints/<trial key>` at every
+  checkpoint, so a retry, or a rerun after Ctrl-C or a killed driver, resumes where it stopped.
+"""
+
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from db import Store
+from orchestrator.plan import store_rows
+from orchestrator.progress import ProgressView
+from orchestrator.spec import Spec, TrialConfig
+
+__all__ = ["StoreCallback", "SweepOptions", "SweepOutcome", "run_sweep"]
+
+FINISHED = ("done", "collapsed")
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    max_concurrent: int | None = None
+    retries: int = 2
+    address: str | None = None  # an existing Ray cluster: "auto" or HOST:PORT
+    num_cpus: int | None = None  # for a local Ray; default: this machine's CPUs
+    storage: Path = Path(".orch")  # checkpoints and Ray's files; shared storage on a cluster
+    runner: Callable[..., Any] | None = None  # the trial runner; default training.loop.run_trial
+
+
+@dataclass
+class SweepOutcome:
+    name: str
+    store: str
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: int = 0
+    wall_s: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return 130
+        return 1 if self.counts.get("failed") else 0
+
+    def as_dict(self) -> dict:
+        return {
+            "sweep": self.name,
+            "store": self.store,
+            "counts": self.counts,
+            "skipped": self.skipped,
+            "wall_s": round(self.wall_s, 2),
+            "interrupted": self.interrupted,
+            "exit_code": self.exit_code,
+        }
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts.items())) or "nothing run"
+        ending = " (interrupted: run the same command to resume)" if self.interrupted else ""
+        return (
+            f"sweep {self.name}: {counts}; {self.skipped} already in {self.store}; "
+            f"{self.wall_s:.1f} s{ending}"
+        )
+
+
+def _pick_device(gpus: float) -> str:
+    """CUDA when Ray gave this trial a GPU and torch sees one, else the CPU."""
+    import ray
+    import torch
+
+    if gpus > 0 and ray.get_gpu_ids() and torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) -> None:
+    """One Ray Tune trial: resume from this key's checkpoint if there is one, train, report."""
+    import torch
+    from ray import tune
+
+    from orchestrator.training.checkpoint import load_state, save_state
+    from orchestrator.training.loop import run_trial
+
+    cell = config["trial"]
+    trial = TrialConfig.from_json(cell["config"])
+    directory = Path(storage) / "checkpoints" / trial.key
+    torch.set_num_threads(max(1, int(cell["cpu"])))
+
+    def report(checkpoint: Any) -> None:
+        save_state(directory, checkpoint.state)
+        metrics = {
+            "trial_key": trial.key,
+            "orch_rows": checkpoint.rows,
+            "samples_seen": checkpoint.samples_seen,
+            "orch_status": checkpoint.status,
+            "orch_reason": checkpoint.reason,
+            "n_params": checkpoint.n_params,
+            "host": checkpoint.host,
+            "device": checkpoint.device,
+        }
+        tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(str(directory)))
+
+    (runner or run_trial)(
+        trial,
+        report,
+        resume=load_state(directory),
+        device=_pick_device(cell["gpu"]),
+        cache_dir=Path(storage) / "cache",
+    )
+
+
+class StoreCallback:
+    """Turns Tune's trial events into store rows and statuses. Holds only the URL; the engine
+    opens lazily, in the driver, on first use."""
+
+    def __init__(self, url: str, view: ProgressView) -> None:
+        self.url = url
+        self.view = view
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.url)
+        return self._store
+
+    @staticmethod
+    def _key(trial: Any) -> str:
+        return trial.config["trial"]["key"]
+
+    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self.store.set_status(self._key(trial), "running", host=socket.gethostname())
+        self.view.started(self._key(trial))
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+        key = self._key(trial)
+        self.store.write_measurements(result["orch_rows"])
+        self.store.set_progress(
+            key,
+            result["samples_seen"],
+            n_params=result["n_params"],
+            host=result["host"],
+            device=result["device"],
+        )
+        self.view.progress(key, result["samples_seen"])
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        key = self._key(trial)
+        last = trial.last_result or {}
+        status = last.get("orch_status", "done")
+        if status not in FINISHED:
+            status, reason = "failed", "the trial ended without reaching its sample budget"
+        else:
+            reason = last.get("orch_reason")
+        self.store.set_status(key, status, reason=reason)
+        self.view.finished(key, status, reason)
+
+    def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        key = self._key(trial)
+        reason = f"retrying after {_error_line(trial)}"
+        self.store.set_status(key, "running", reason=reason)
+        self.view.retried(key, reason)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        key = self._key(trial)
+        reason = _error_line(trial)
+        self.store.set_status(key, "failed", reason=reason)
+        self.view.finished(key, "failed", reason)
+
+
+def _error_line(trial: Any) -> str:
+    """The exception's last line ('ValueError: boom'), from Tune's error file."""
+    path = getattr(trial, "error_file", None)
+    text = Path(path).read_text() if path and Path(path).exists() else ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return (lines[-1] if lines else "unknown error")[:500]
+
+
+def _tune_callback(url: str, view: ProgressView) -> Any:
+    """A `ray.tune.Callback` around StoreCallback (Ray imported only when a sweep runs)."""
+    from ray.tune import Callback
+
+    class _Callback(StoreCallback, Callback):
+        pass
+
+    return _Callback(url, view)
+
+
+class _Interrupted(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C."""
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise _Interrupted(signal.Signals(signum).name)
+
+
+def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
+    """Run every trial the store does not have as done or collapsed; record every result."""
+    started = time.perf_counter()
+    store = Store.open(url)
+    store.record_sweep(spec.name, spec.text, spec.text_hash, spec.source, store_rows(spec))
+    statuses = store.trial_statuses(t.key for t in spec.trials)
+    todo = [t for t in spec.trials if statuses.get(t.key) not in FINISHED]
+    outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
+    if not todo:
+        return outcome
+    storage = options.storage.resolve()
+    view = ProgressView(todo, stream=sys.stderr)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        _run_tune(spec, todo, url, options, storage, view)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        _mark_interrupted(store, todo)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _shutdown_ray()
+    finished = store.trial_statuses(t.key for t in todo)
+    for status in finished.values():
+        outcome.counts[status] = outcome.counts.get(status, 0) + 1
+    outcome.wall_s = time.perf_counter() - started
+    return outcome
+
+
+def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
+    for key, status in store.trial_statuses(t.key for t in trials).items():
+        if status in ("running", "pending"):
+            store.set_status(key, "interrupted", reason="the sweep was interrupted")
+
+
+def _shutdown_ray() -> None:
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+def _start_ray(options: SweepOptions) -> None:
+    import ray
+
+    os.environ.setdefault("TUNE_DISABLE_SIGINT_HANDLER", "1")  # Ctrl-C is ours to handle
+    os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # the store is the record
+    os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    if ray.is_initialized():
+        return
+    if options.address:
+        ray.init(address=options.address, logging_level=logging.WARNING, log_to_driver=False)
+        return
+    from orchestrator.raylocal import local_ray_kwargs
+
+    ray.init(
+        **local_ray_kwargs(options.num_cpus),
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+    )
+
+
+def _run_tune(
+    spec: Spec, todo: list[TrialConfig], url: str, options: SweepOptions, storage: Path, view: ProgressView
+) -> None:
+    from ray import tune
+
+    _start_ray(options)
+    cells = [
+        {
+            "key": t.key,
+            "config": t.to_json(),
+            "cpu": spec.resources_for(t.model).cpu,
+            "gpu": spec.resources_for(t.model).gpu,
+        }
+        for t in todo
+    ]
+    trainable = tune.with_resources(
+        tune.with_parameters(_trainable, storage=str(storage), runner=options.runner),
+        lambda config: {"cpu": config["trial"]["cpu"], "gpu": config["trial"]["gpu"]},
+    )
+    tuner = tune.Tuner(
+        trainable,
+        param_space={"trial": tune.grid_search(cells)},
+        tune_config=tune.TuneConfig(
+            max_concurrent_trials=options.max_concurrent,
+            reuse_actors=True,
+            trial_name_creator=_trial_name,
+            trial_dirname_creator=_trial_name,
+        ),
+        run_config=tune.RunConfig(
+            name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}",
+            storage_path=str(storage / "ray"),
+            failure_config=tune.FailureConfig(max_failures=options.retries),
+            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+            callbacks=[_tune_callback(url, view)],
+            verbose=0,
+        ),
+    )
+    # Tune's warnings are about its own result files, which the store replaces; errors still show.
+    logging.getLogger("ray.tune").setLevel(logging.ERROR)
+    view.begin()
+    try:
+        tuner.fit()
+    finally:
+        view.end()
+
+
+def _trial_name(trial: Any) -> str:
+    return trial.config["trial"]["key"][:12]
