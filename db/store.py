@@ -238,6 +238,15 @@ class Store:
                 raise NotFound(f"trial {key[:10]}… not in {self.url}")
             raise StoreError(f"trial {key[:10]}… is {current}; it cannot become {status}")
 
+    def note(self, key: str, reason: str) -> None:
+        """Record why a trial is where it is (e.g. the error an attempt is retried after)."""
+        with self.session_scope() as connection:
+            connection.execute(
+                update(schema.trials)
+                .where(schema.trials.c.key == key)
+                .values(reason=reason, updated=time.time())
+            )
+
     def set_progress(self, key: str, samples_seen: int, **fields: Any) -> None:
         with self.session_scope() as connection:
             connection.execute(

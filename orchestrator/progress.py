@@ -1,7 +1,8 @@
 """Sweep progress as the store records it: what `orch status` prints and the live view reads."""
 
+import sys
 import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from db import Store
 from orchestrator.sizes import format_size
@@ -54,11 +55,13 @@ def sweep_status(store: Store, name: str) -> dict:
 
 
 class ProgressView:
-    """Live sweep progress on a terminal (one rewritten line), plain log lines elsewhere."""
+    """Live sweep progress on stderr: one rewritten line on a terminal, log lines elsewhere.
 
-    def __init__(self, trials: "list[TrialConfig]", stream: TextIO) -> None:
-        self.stream = stream
-        self.live = stream.isatty()
+    Holds no stream (it looks up sys.stderr each time), so Tune can pickle the callback.
+    """
+
+    def __init__(self, trials: "list[TrialConfig]") -> None:
+        self.live = sys.stderr.isatty()
         self.labels = {
             t.key: f"{t.key[:10]} {t.objective} {t.model} {format_size(t.data_size)} seed {t.seed}"
             for t in trials
@@ -92,8 +95,8 @@ class ProgressView:
 
     def end(self) -> None:
         if self.live:
-            self.stream.write("\n")
-            self.stream.flush()
+            sys.stderr.write("\n")
+            sys.stderr.flush()
 
     def line(self) -> str:
         counts = {s: sum(1 for v in self.status.values() if v == s) for s in ("done", "running", "failed")}
@@ -108,16 +111,16 @@ class ProgressView:
         )
 
     def _render(self) -> None:
-        self.stream.write("\r\033[K" + self.line())
-        self.stream.flush()
+        sys.stderr.write("\r\033[K" + self.line())
+        sys.stderr.flush()
 
     def _log(self, message: str) -> None:
         if self.live:
-            self.stream.write("\r\033[K" + message + "\n")
+            sys.stderr.write("\r\033[K" + message + "\n")
             self._render()
         else:
-            self.stream.write(f"[{_clock(time.monotonic() - self.started_at)}] {message} | {self.line()}\n")
-        self.stream.flush()
+            sys.stderr.write(f"[{_clock(time.monotonic() - self.started_at)}] {message} | {self.line()}\n")
+        sys.stderr.flush()
 
 
 def _clock(seconds: float) -> str:

@@ -11,7 +11,6 @@ import logging
 import os
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -85,6 +84,7 @@ def _pick_device(gpus: float) -> str:
 
 def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) -> None:
     """One Ray Tune trial: resume from this key's checkpoint if there is one, train, report."""
+    import ray
     import torch
     from ray import tune
 
@@ -92,12 +92,12 @@ def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) ->
     from orchestrator.training.loop import run_trial
 
     cell = config["trial"]
+    node = ray.get_runtime_context().get_node_id()[:8]  # tells apart nodes that share a hostname
     trial = TrialConfig.from_json(cell["config"])
     directory = Path(storage) / "checkpoints" / trial.key
     torch.set_num_threads(max(1, int(cell["cpu"])))
 
     def report(checkpoint: Any) -> None:
-        save_state(directory, checkpoint.state)
         metrics = {
             "trial_key": trial.key,
             "orch_rows": checkpoint.rows,
@@ -105,15 +105,23 @@ def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) ->
             "orch_status": checkpoint.status,
             "orch_reason": checkpoint.reason,
             "n_params": checkpoint.n_params,
-            "host": checkpoint.host,
+            "host": f"{checkpoint.host}/{node}",
             "device": checkpoint.device,
         }
+        save_state(directory, {**checkpoint.state, "report": metrics})
         tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(str(directory)))
 
+    saved = load_state(directory)
+    if saved is not None:
+        # The driver may have died between this checkpoint's save and its rows reaching the
+        # store: report it again (writes are idempotent), and stop if the trial had finished.
+        tune.report(saved["report"])
+        if saved["report"]["orch_status"] in FINISHED:
+            return
     (runner or run_trial)(
         trial,
         report,
-        resume=load_state(directory),
+        resume=saved,
         device=_pick_device(cell["gpu"]),
         cache_dir=Path(storage) / "cache",
     )
@@ -168,7 +176,7 @@ class StoreCallback:
     def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         key = self._key(trial)
         reason = f"retrying after {_error_line(trial)}"
-        self.store.set_status(key, "running", reason=reason)
+        self.store.note(key, reason)  # on_trial_start counts the new attempt
         self.view.retried(key, reason)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
@@ -215,16 +223,21 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     if not todo:
         return outcome
     storage = options.storage.resolve()
-    view = ProgressView(todo, stream=sys.stderr)
+    view = ProgressView(todo)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    owns_ray = False
     try:
+        owns_ray = _start_ray(options)
         _run_tune(spec, todo, url, options, storage, view)
     except KeyboardInterrupt:
         outcome.interrupted = True
         _mark_interrupted(store, todo)
     finally:
         signal.signal(signal.SIGTERM, previous)
-        _shutdown_ray()
+        if owns_ray:
+            import ray
+
+            ray.shutdown()
     finished = store.trial_statuses(t.key for t in todo)
     for status in finished.values():
         outcome.counts[status] = outcome.counts.get(status, 0) + 1
@@ -238,14 +251,8 @@ def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
             store.set_status(key, "interrupted", reason="the sweep was interrupted")
 
 
-def _shutdown_ray() -> None:
-    import ray
-
-    if ray.is_initialized():
-        ray.shutdown()
-
-
-def _start_ray(options: SweepOptions) -> None:
+def _start_ray(options: SweepOptions) -> bool:
+    """Connect to a cluster, or start orch's local Ray; True when this call started Ray."""
     import ray
 
     os.environ.setdefault("TUNE_DISABLE_SIGINT_HANDLER", "1")  # Ctrl-C is ours to handle
@@ -253,10 +260,10 @@ def _start_ray(options: SweepOptions) -> None:
     os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     if ray.is_initialized():
-        return
+        return False
     if options.address:
         ray.init(address=options.address, logging_level=logging.WARNING, log_to_driver=False)
-        return
+        return True
     from orchestrator.raylocal import local_ray_kwargs
 
     ray.init(
@@ -264,6 +271,7 @@ def _start_ray(options: SweepOptions) -> None:
         logging_level=logging.WARNING,
         log_to_driver=False,
     )
+    return True
 
 
 def _run_tune(
@@ -271,7 +279,6 @@ def _run_tune(
 ) -> None:
     from ray import tune
 
-    _start_ray(options)
     cells = [
         {
             "key": t.key,

@@ -33,3 +33,30 @@ def store_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
     if not POSTGRES_URL:
         pytest.skip("ORCH_TEST_POSTGRES_URL is not set (.ci/run sets it)")
     yield from _fresh_postgres_database()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One Ray for the whole session: a real two-node cluster on this machine (1 CPU each).
+
+    In-process sweeps reuse it; subprocess drivers join it with --address.
+    """
+    import logging
+
+    import ray
+    from ray import cloudpickle
+    from ray.cluster_utils import Cluster
+
+    from tests.orchestrator import faults
+
+    cloudpickle.register_pickle_by_value(faults)
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False},
+    )
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, logging_level=logging.WARNING, log_to_driver=False)
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()

@@ -1,0 +1,32 @@
+"""Trial runners that wrap the real `run_trial` with planted faults, for the scheduler tests.
+
+Ray pickles them by value (see conftest), so workers need not import this module.
+"""
+
+import json
+from pathlib import Path
+
+from orchestrator.training.loop import run_trial
+
+
+def fail_once_after_first_checkpoint(config, report, resume, device, cache_dir: Path):
+    """Raise right after the first checkpoint past S=0, on the first attempt only; note where
+    each attempt started so the test can assert it resumed from the checkpoint."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    marker = cache_dir / f"failed-{config.key}"
+    with (cache_dir / f"starts-{config.key}.jsonl").open("a") as log:
+        log.write(json.dumps({"step": resume["meta"]["step"] if resume else 0}) + "\n")
+
+    def reporting(checkpoint):
+        report(checkpoint)
+        if checkpoint.samples_seen > 0 and not marker.exists():
+            marker.touch()
+            raise RuntimeError("planted fault after the first checkpoint")
+
+    return run_trial(config, reporting, resume=resume, device=device, cache_dir=cache_dir)
+
+
+def ntp_always_fails(config, report, resume, device, cache_dir: Path):
+    if config.objective == "ntp":
+        raise ValueError("planted failure for ntp")
+    return run_trial(config, report, resume=resume, device=device, cache_dir=cache_dir)

@@ -1,0 +1,192 @@
+"""`orch sweep` with real Ray Tune trials on a real two-node cluster: end to end, retries from a
+checkpoint, failures, SIGKILL of the driver and the rerun, SIGINT."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from db import Store
+from orchestrator.raylocal import SESSION
+from orchestrator.scheduler import SweepOptions, run_sweep
+from orchestrator.spec import load_spec, parse_spec
+from orchestrator.training.loop import checkpoint_schedule
+from tests.orchestrator import faults
+
+pytestmark = pytest.mark.usefixtures("ray_cluster")
+LAYERS, REFERENCES = 2, 2  # the tiny preset's layers; the world's references
+
+
+def sweep_raw(name="s", objectives=("jepa_good", "ntp"), sizes=("2K",), seeds=(0, 1)):
+    return {
+        "name": name,
+        "eval": {"metrics": ["mutual_knn@10"], "checkpoints": "log2"},
+        "grid": {
+            "objective": list(objectives),
+            "model": ["tiny"],
+            "data_size": list(sizes),
+            "seed": list(seeds),
+        },
+    }
+
+
+def expected_rows(trial) -> int:
+    """Rows one finished trial writes: per checkpoint, each metric x reference, max and per
+    layer, plus the training loss after S=0."""
+    schedule = checkpoint_schedule(trial.budget_samples, trial.eval.first_checkpoint, trial.eval.per_octave)
+    per_metric = len(trial.eval.metrics) * REFERENCES * (1 + LAYERS)
+    return sum(per_metric + (1 if samples else 0) for samples in schedule)
+
+
+def test_sweep_end_to_end_on_two_nodes(store_url, tmp_path):
+    spec = parse_spec(sweep_raw(), "s.yaml")
+    outcome = run_sweep(spec, store_url, SweepOptions(storage=tmp_path, max_concurrent=2))
+    assert outcome.counts == {"done": 4} and outcome.exit_code == 0
+    store = Store.open(store_url)
+    trials = store.trials_frame("s")
+    assert set(trials.status) == {"done"} and set(trials.attempts) == {1}
+    assert trials.n_params.notna().all() and set(trials.device) == {"cpu"}
+    assert trials.host.nunique() == 2  # the trials ran on both nodes
+    frame = store.measurements_frame("s")
+    assert len(frame) == sum(expected_rows(t) for t in spec.trials)
+    assert not frame.duplicated(["trial_key", "samples_seen", "metric", "reference"]).any()
+    again = run_sweep(spec, store_url, SweepOptions(storage=tmp_path))
+    assert again.skipped == 4 and again.counts == {}
+    assert len(store.measurements_frame("s")) == len(frame)
+
+
+def test_a_failed_attempt_is_retried_from_its_checkpoint(tmp_path):
+    url = f"sqlite:///{tmp_path / 'orch.db'}"
+    spec = parse_spec(sweep_raw(objectives=("jepa_good",), seeds=(0,)), "s.yaml")
+    options = SweepOptions(storage=tmp_path, retries=2, runner=faults.fail_once_after_first_checkpoint)
+    outcome = run_sweep(spec, url, options)
+    assert outcome.counts == {"done": 1}
+    trial = spec.trials[0]
+    starts = [json.loads(line)["step"] for line in (tmp_path / "cache" / f"starts-{trial.key}.jsonl").open()]
+    assert starts == [0, 1024 // 32]  # the retry resumed at the 1024-sample checkpoint, not step 0
+    record = Store.open(url).get_trial(trial.key)
+    assert (record["status"], record["attempts"]) == ("done", 2)
+    assert len(Store.open(url).measurements_frame("s")) == expected_rows(trial)
+
+
+def test_a_trial_that_keeps_failing_is_recorded_and_the_sweep_goes_on(tmp_path):
+    url = f"sqlite:///{tmp_path / 'orch.db'}"
+    spec = parse_spec(sweep_raw(seeds=(0,)), "s.yaml")
+    outcome = run_sweep(spec, url, SweepOptions(storage=tmp_path, retries=1, runner=faults.ntp_always_fails))
+    assert outcome.counts == {"done": 1, "failed": 1} and outcome.exit_code == 1
+    trials = Store.open(url).trials_frame("s").set_index("objective")
+    assert trials.loc["ntp", "status"] == "failed"
+    assert trials.loc["ntp", "reason"] == "ValueError: planted failure for ntp"
+    assert trials.loc["ntp", "attempts"] == 2
+    assert trials.loc["jepa_good", "status"] == "done"
+
+
+def write_sweep(folder: Path, raw: dict) -> Path:
+    path = folder / f"{raw['name']}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def start_driver(folder: Path, sweep: Path, *extra: str, env=None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "orchestrator",
+            "--store",
+            f"sqlite:///{folder / 'orch.db'}",
+            "sweep",
+            str(sweep),
+            *extra,
+        ],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def wait_for(predicate, timeout=240.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError("condition not reached in time")
+
+
+def statuses(folder: Path) -> dict[str, str]:
+    path = folder / "orch.db"
+    if not path.exists():
+        return {}
+    try:
+        frame = Store.open(f"sqlite:///{path}").trials_frame()
+    except Exception:  # the driver may still be creating the store
+        return {}
+    return dict(zip(frame.key, frame.status, strict=True))
+
+
+def orphans(temp_dir: Path) -> list[int]:
+    """Processes holding files in a Ray session under temp_dir whose driver is dead."""
+    found = []
+    for process in psutil.process_iter(["pid"]):
+        try:
+            paths = [f.path for f in process.open_files()]
+        except (psutil.Error, OSError):
+            continue
+        drivers = {int(m.group(1)) for p in paths if p.startswith(str(temp_dir)) and (m := SESSION.search(p))}
+        if drivers and not any(psutil.pid_exists(pid) for pid in drivers):
+            found.append(process.pid)
+    return found
+
+
+def test_sigkill_of_the_driver_then_rerun_records_every_row_once(tmp_path):
+    raw = sweep_raw(name="killed", sizes=("4K",), seeds=(0, 1, 2))
+    sweep = write_sweep(tmp_path, raw)
+    temp_dir = Path(f"/tmp/orch-ray-k{os.getpid()}")
+    env = {"ORCH_RAY_TEMP_DIR": str(temp_dir)}
+    driver = start_driver(tmp_path, sweep, "--num-cpus", "2", env=env)
+    wait_for(lambda: "done" in statuses(tmp_path).values() or driver.poll() is not None)
+    assert driver.poll() is None, driver.stderr.read()
+    driver.kill()  # SIGKILL: no cleanup of any kind
+    driver.wait()
+    before = {key: status for key, status in statuses(tmp_path).items() if status == "done"}
+    assert 0 < len(before) < 6
+    rerun = start_driver(tmp_path, sweep, "--num-cpus", "2", env=env)
+    _, stderr = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, stderr
+    store = Store.open(f"sqlite:///{tmp_path / 'orch.db'}")
+    trials = store.trials_frame("killed").set_index("key")
+    assert set(trials.status) == {"done"}
+    assert all(trials.loc[key, "attempts"] == 1 for key in before)  # finished trials not rerun
+    spec = load_spec(sweep)
+    frame = store.measurements_frame("killed")
+    assert len(frame) == sum(expected_rows(t) for t in spec.trials)
+    assert not frame.duplicated(["trial_key", "samples_seen", "metric", "reference"]).any()
+    assert orphans(temp_dir) == []  # the rerun ended what the dead driver's Ray left behind
+
+
+def test_sigint_records_interrupted_trials_and_exits_130(tmp_path, ray_cluster):
+    raw = sweep_raw(name="stopped", sizes=("8K",), seeds=(0,))
+    sweep = write_sweep(tmp_path, raw)
+    driver = start_driver(tmp_path, sweep, "--address", ray_cluster.address)
+    wait_for(lambda: "running" in statuses(tmp_path).values() or driver.poll() is not None)
+    time.sleep(3)
+    driver.send_signal(signal.SIGINT)
+    _, stderr = driver.communicate(timeout=120)
+    assert driver.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert set(statuses(tmp_path).values()) <= {"interrupted", "done"}
+    assert "interrupted" in statuses(tmp_path).values()
+    rerun = start_driver(tmp_path, sweep, "--address", ray_cluster.address)
+    _, stderr = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, stderr
+    assert set(statuses(tmp_path).values()) == {"done"}
