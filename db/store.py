@@ -305,6 +305,7 @@ class Store:
                 t.c.n_params,
                 t.c.data_size,
                 t.c.seed,
+                t.c.budget_samples,
                 t.c.status,
                 st.c.sweep,
                 st.c.held_out,

@@ -272,7 +272,13 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
 @click.option("--metric", default="mutual_knn@10", show_default=True)
 @click.option("--reference", default=None, help="Reference to fit (default: every one).")
 @click.option("--min-samples", type=SizeParam(), default=None, help="Leave out S below this.")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=0, help="Seed-bootstrap refits.")
+@click.option(
+    "--points",
+    type=click.Choice(["final", "all"]),
+    default="final",
+    show_default=True,
+    help="Each trial's final checkpoint (one run per size), or every checkpoint (constant-lr runs).",
+)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="reports")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
@@ -297,8 +303,17 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
     if as_json:
         _emit_json(result.as_dict())
     else:
-        click.echo(result.text())
+        click.echo(_fit_text(result))
     click.echo(f"wrote {result.report_path}", err=True)
+
+
+def _fit_text(result: Any) -> str:
+    from fits.tables import calibration_line, sections
+
+    parts = [f"{title}\n{render_table(headers, rows)}" for title, headers, rows in sections(result) if rows]
+    parts += [line] if (line := calibration_line(result)) else []
+    parts += [f"skipped {line}" for line in result.skipped]
+    return "\n\n".join(parts)
 
 
 def main() -> None:

@@ -1,0 +1,211 @@
+"""Scaling plots (PNG and SVG) from fitted results; nothing here refits.
+
+- alignment vs samples per model and reference: seeds as faint dots, means +- sd, the fit solid
+  inside its range and dashed beyond, CI and PI shades, held-out means hollow, the random-init
+  level dotted, published points from the baselines table as stars;
+- residuals in seed-noise units; the gap plot; the calibration plot.
+"""
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from fits.bands import forecast
+
+if TYPE_CHECKING:
+    from fits.report import CurveFit, FitReport
+
+__all__ = ["write_plots"]
+
+COLOURS = {"jepa_good": "tab:blue", "jepa_bad": "tab:orange", "ntp": "tab:green"}
+
+
+def _save(figure: plt.Figure, out: Path, stem: str) -> list[Path]:
+    paths = [out / f"{stem}.png", out / f"{stem}.svg"]
+    for path in paths:
+        figure.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(figure)
+    return paths
+
+
+def _draw_curve(axes: plt.Axes, curve: "CurveFit", colour: str) -> None:
+    points, fit = curve.points, curve.fit
+    label = curve.key["objective"]
+    for samples, values in zip(points.samples, points.replicates, strict=True):
+        axes.scatter(np.full(len(values), samples), values, s=8, alpha=0.25, color=colour)
+    spread = points.sigma * np.sqrt(points.seeds)
+    axes.errorbar(
+        points.samples,
+        points.mean,
+        yerr=spread,
+        fmt="o",
+        color=colour,
+        ms=4,
+        capsize=2,
+        label=f"{label} ({fit.law})",
+    )
+    low, high = fit.samples_range
+    furthest = max([high, *(f.samples for f in curve.forecasts), *(h["samples"] for h in curve.held_out)])
+    grid = np.geomspace(low, furthest * 1.05, 120)
+    bands = [forecast(fit, points, s, seeds=3) for s in grid]
+    axes.fill_between(
+        grid,
+        [b.pi[0] for b in bands],
+        [b.pi[1] for b in bands],
+        color=colour,
+        alpha=0.08,
+        label=f"{label} 95% PI",
+    )
+    axes.fill_between(
+        grid,
+        [b.ci[0] for b in bands],
+        [b.ci[1] for b in bands],
+        color=colour,
+        alpha=0.2,
+        label=f"{label} 95% CI",
+    )
+    inside = grid <= high
+    axes.plot(grid[inside], fit.predict(grid[inside]), "-", color=colour)
+    axes.plot(grid[~inside], fit.predict(grid[~inside]), "--", color=colour)
+    for held in curve.held_out:
+        axes.scatter(
+            [held["samples"]], [held["observed"]], s=50, facecolors="none", edgecolors=colour, linewidths=1.5
+        )
+    if curve.random_init is not None:
+        axes.axhline(curve.random_init, color=colour, ls=":", lw=1)
+
+
+def _scaling_plot(
+    report: "FitReport", model: str, reference: str, baselines: pd.DataFrame, out: Path
+) -> list[Path]:
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for curve in report.curves:
+        if (curve.key["model"], curve.key["reference"]) == (model, reference):
+            _draw_curve(axes, curve, COLOURS.get(curve.key["objective"], "tab:gray"))
+    published = (
+        baselines[(baselines.metric == report.options.metric) & baselines.samples.notna()]
+        if len(baselines)
+        else baselines
+    )
+    for row in published.itertuples():
+        axes.scatter(
+            [row.samples],
+            [row.value],
+            marker="*",
+            s=90,
+            color=COLOURS.get(row.objective, "k"),
+            edgecolors="k",
+            label=f"{row.model} ({row.source})",
+        )
+    axes.set_xscale("log")
+    axes.set_xlabel("samples seen")
+    axes.set_ylabel(report.options.metric)
+    axes.set_title(f"{report.sweep}: {model} vs {reference} (dotted: random init; hollow: held out)")
+    axes.legend(fontsize=6, loc="best")
+    return _save(figure, out, f"scaling_{model}_{reference}")
+
+
+def _residual_plot(report: "FitReport", out: Path) -> list[Path]:
+    figure, axes = plt.subplots(figsize=(7, 3))
+    for curve in report.curves:
+        colour = COLOURS.get(curve.key["objective"], "tab:gray")
+        axes.plot(
+            curve.points.samples,
+            curve.fit.residuals,
+            "o-",
+            color=colour,
+            ms=3,
+            alpha=0.7,
+            label=f"{curve.key['objective']} {curve.key['reference']}",
+        )
+    axes.axhline(0, color="k", lw=0.8)
+    for z in (-1.96, 1.96):
+        axes.axhline(z, color="k", lw=0.5, ls="--")
+    axes.set_xscale("log")
+    axes.set_xlabel("samples seen")
+    axes.set_ylabel("residual (seed-noise z)")
+    axes.legend(fontsize=6)
+    return _save(figure, out, "residuals")
+
+
+def _gap_plot(report: "FitReport", out: Path) -> list[Path]:
+    paths = []
+    for index, gap in enumerate(report.gaps):
+        if gap["ratio"] is None:
+            continue
+        figure, axes = plt.subplots(figsize=(7, 4))
+        for curve in report.curves:
+            if curve.key["objective"] in (gap["faster"], gap["slower"]) and (
+                curve.key["model"],
+                curve.key["reference"],
+            ) == (gap["model"], gap["reference"]):
+                colour = COLOURS.get(curve.key["objective"], "tab:gray")
+                grid = np.geomspace(
+                    min(curve.fit.samples_range[0], gap["samples_a"]) / 2,
+                    max(curve.fit.samples_range[1], gap["samples_b"]) * 2,
+                    120,
+                )
+                axes.plot(grid, curve.fit.predict(grid), color=colour, label=curve.key["objective"])
+                axes.errorbar(
+                    curve.points.samples,
+                    curve.points.mean,
+                    yerr=curve.points.sigma,
+                    fmt="o",
+                    color=colour,
+                    ms=3,
+                )
+        axes.axhline(gap["target"], color="k", ls=":", lw=1, label="a*")
+        low, high = gap["interval"]
+        samples_a = gap["samples_a"]
+        axes.errorbar(
+            [samples_a],
+            [gap["target"]],
+            xerr=[[samples_a - gap["samples_b"] / high], [gap["samples_b"] / low - samples_a]],
+            fmt="s",
+            color="k",
+            capsize=4,
+            label="N_A* (95%)",
+        )
+        axes.scatter([gap["samples_b"]], [gap["target"]], marker="D", color="k")
+        axes.set_xscale("log")
+        axes.set_title(
+            f"R = {gap['ratio']:.3g}x [{low:.3g}, {high:.3g}]  "
+            f"({gap['faster']} vs {gap['slower']}, {gap['reference']})"
+        )
+        axes.set_xlabel("samples seen")
+        axes.set_ylabel(gap["metric"])
+        axes.legend(fontsize=7)
+        paths += _save(figure, out, f"gap_{index}_{gap['faster']}_{gap['slower']}_{gap['reference']}")
+    return paths
+
+
+def _calibration_plot(report: "FitReport", out: Path) -> list[Path]:
+    zs = np.array([h["z"] for c in report.curves for h in c.held_out])
+    if zs.size == 0:
+        return []
+    figure, axes = plt.subplots(figsize=(5, 3))
+    axes.hist(zs, bins=np.linspace(-5, 5, 21), color="tab:gray")
+    for z in (-1.96, 1.96):
+        axes.axvline(z, color="k", ls="--", lw=0.8)
+    within = float(np.mean(np.abs(zs) <= 1.96))
+    axes.set_title(f"held-out z: {within:.0%} within seed noise (95% expected)")
+    axes.set_xlabel("z = (observed - forecast) / sigma_pred")
+    return _save(figure, out, "calibration")
+
+
+def write_plots(report: "FitReport", out: Path, baselines: pd.DataFrame) -> list[Path]:
+    """Every plot of the report under `out`; returns the files written."""
+    paths = []
+    for model, reference in sorted({(c.key["model"], c.key["reference"]) for c in report.curves}):
+        paths += _scaling_plot(report, model, reference, baselines, out)
+    if report.curves:
+        paths += _residual_plot(report, out)
+    paths += _gap_plot(report, out)
+    paths += _calibration_plot(report, out)
+    return paths

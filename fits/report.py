@@ -1,0 +1,360 @@
+"""`orch fit`: fit every curve of a sweep, forecast, score held-out cells and earlier forecasts,
+compute gaps, and write the store rows, plots and `report.md`.
+
+A curve is (objective, model, metric, reference, eval set). Its points are the seeds' values at
+each samples-seen value: by default each trial's final checkpoint (one run per data size, as the
+sweep designs it); `points="all"` uses every checkpoint (for constant-learning-rate designs).
+"""
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import lmfit
+import numpy as np
+import pandas as pd
+
+from db import Store
+from fits.bands import Forecast, forecast, score_holdout
+from fits.fit import CurvePoints, FitError, FitResult, curve_points, select_law
+from fits.gaps import Gap, invert, sample_gap
+from fits.load import flops_per_sample, load_measurements, recipes
+
+__all__ = ["FitOptions", "FitReport", "run_fit"]
+
+CURVE = ("objective", "model", "metric", "reference", "eval_set")
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    predict: tuple[int, ...] = ()
+    holdout: tuple[int, ...] = ()
+    gaps: tuple[str, ...] = ()
+    gap_at: int | None = None
+    at_alignment: float | None = None
+    metric: str = "mutual_knn@10"
+    reference: str | None = None
+    min_samples: int | None = None
+    out_dir: str = "reports"
+    points: str = "final"
+    seeds_for_forecast: int = 3
+
+
+@dataclass
+class CurveFit:
+    key: dict
+    points: CurvePoints
+    fit: FitResult
+    backtest: dict
+    random_init: float | None
+    forecasts: list[Forecast]
+    held_out: list[dict]  # samples, observed, prediction, z, within
+
+
+@dataclass
+class FitReport:
+    sweep: str
+    store: str
+    options: FitOptions
+    curves: list[CurveFit] = field(default_factory=list)
+    gaps: list[dict] = field(default_factory=list)
+    earlier: list[dict] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    report_path: str = ""
+
+    def calibration(self) -> dict:
+        zs = [h["z"] for c in self.curves for h in c.held_out]
+        within = sum(abs(z) <= 1.96 for z in zs)
+        return {
+            "held_out_cells": len(zs),
+            "within_seed_noise": within,
+            "fraction": within / len(zs) if zs else None,
+        }
+
+    def as_dict(self) -> dict:
+        return {
+            "sweep": self.sweep,
+            "store": self.store,
+            "fits": [_curve_dict(c) for c in self.curves],
+            "gaps": self.gaps,
+            "calibration": self.calibration(),
+            "earlier_forecasts": self.earlier,
+            "skipped": self.skipped,
+            "report": self.report_path,
+        }
+
+
+def _curve_dict(curve: CurveFit) -> dict:
+    return {
+        **curve.key,
+        "law": curve.fit.law,
+        "params": curve.fit.values,
+        "errors": curve.fit.errors,
+        "flags": curve.fit.flags,
+        "lack_of_fit_p": curve.fit.lof_p,
+        "backtest": curve.backtest,
+        "random_init": curve.random_init,
+        "sigma_seed": curve.points.sigma_seed,
+        "points": [
+            {"samples": float(s), "mean": float(m), "sigma": float(e), "seeds": int(n)}
+            for s, m, e, n in zip(
+                curve.points.samples, curve.points.mean, curve.points.sigma, curve.points.seeds, strict=True
+            )
+        ],
+        "forecasts": [_forecast_dict(f) for f in curve.forecasts],
+        "held_out": curve.held_out,
+    }
+
+
+def _forecast_dict(f: Forecast) -> dict:
+    return {
+        "samples": f.samples,
+        "seeds": f.seeds,
+        "prediction": f.prediction,
+        "ci": list(f.ci),
+        "pi": list(f.pi),
+        "extrapolation": f.extrapolation,
+        "flags": list(f.flags),
+    }
+
+
+def _points(frame: pd.DataFrame, options: FitOptions) -> pd.DataFrame:
+    chosen = frame[frame.samples_seen > 0]
+    if options.points == "final":
+        chosen = chosen[chosen.is_final]
+    if options.min_samples is not None:
+        chosen = chosen[chosen.samples_seen >= options.min_samples]
+    return chosen
+
+
+def _fit_one(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitOptions) -> CurveFit:
+    held = group.held_out | group.data_size.isin(options.holdout)
+    train = group[~held]
+    points = curve_points(train.samples_seen.to_numpy(), train.value.to_numpy())
+    fit, table = select_law(points)
+    init = frame[(frame.samples_seen == 0) & np.logical_and.reduce([frame[k] == v for k, v in key.items()])]
+    targets = sorted({*options.predict, *group[held].samples_seen.astype(float)})
+    forecasts = [forecast(fit, points, float(s), options.seeds_for_forecast) for s in targets]
+    held_out = []
+    for samples, cell in group[held].groupby("samples_seen"):
+        prediction = forecast(fit, points, float(samples), seeds=len(cell))
+        z = score_holdout(prediction, float(cell.value.mean()))
+        held_out.append(
+            {
+                "samples": float(samples),
+                "observed": float(cell.value.mean()),
+                "seeds": len(cell),
+                "prediction": prediction.prediction,
+                "pi": list(prediction.pi),
+                "z": z,
+                "within_seed_noise": abs(z) <= 1.96,
+            }
+        )
+    return CurveFit(
+        key, points, fit, table, float(init.value.mean()) if len(init) else None, forecasts, held_out
+    )
+
+
+def run_fit(store: Store, sweep: str, options: FitOptions) -> FitReport:
+    """Fit, forecast, score and write; the math lives in fits.fit, fits.bands and fits.gaps."""
+    frame = load_measurements(store, sweep, options.metric, options.reference)
+    report = FitReport(sweep, store.url, options)
+    if frame.empty:
+        raise FitError(f"sweep {sweep} has no done trials with {options.metric} in {store.url}")
+    chosen = _points(frame, options)
+    for values, group in chosen.groupby(list(CURVE)):
+        key = dict(zip(CURVE, values, strict=True))
+        try:
+            report.curves.append(_fit_one(key, group, frame, options))
+        except FitError as error:
+            report.skipped.append(f"{'/'.join(map(str, values))}: {error}")
+    report.gaps = [gap for spec in options.gaps for gap in _gaps(report, spec, frame, store, options)]
+    report.earlier = _score_earlier(store, sweep, report)
+    _store_fits(store, report)
+    from fits.plots import write_plots
+    from fits.tables import write_markdown
+
+    out = Path(options.out_dir) / sweep
+    out.mkdir(parents=True, exist_ok=True)
+    baselines = store.baselines_frame()
+    plots = write_plots(report, out, baselines)
+    report.report_path = str(write_markdown(report, out, plots))
+    return report
+
+
+def _find(report: FitReport, objective: str, model: str, reference: str) -> CurveFit | None:
+    for curve in report.curves:
+        if (curve.key["objective"], curve.key["model"], curve.key["reference"]) == (
+            objective,
+            model,
+            reference,
+        ):
+            return curve
+    return None
+
+
+def _gaps(report: FitReport, spec: str, frame: pd.DataFrame, store: Store, options: FitOptions) -> list[dict]:
+    faster, _, slower = spec.partition(":")
+    per_sample = flops_per_sample(frame)
+    recipe = recipes(store, report.sweep)
+    differing = sorted(
+        k
+        for k in set(recipe.get(faster, {})) | set(recipe.get(slower, {}))
+        if recipe.get(faster, {}).get(k) != recipe.get(slower, {}).get(k)
+    )
+    out = []
+    for curve_b in [c for c in report.curves if c.key["objective"] == slower]:
+        curve_a = _find(report, faster, curve_b.key["model"], curve_b.key["reference"])
+        if curve_a is None:
+            continue
+        single = len(curve_b.points.samples) == 1
+        if options.at_alignment is not None:
+            samples_b = invert(curve_b.fit, options.at_alignment) if not single else None
+            if samples_b is None:
+                continue
+        else:
+            samples_b = float(options.gap_at or curve_b.points.samples.max())
+        gap = sample_gap(
+            curve_a.fit,
+            None if single else curve_b.fit,
+            samples_b,
+            observed_b=float(curve_b.points.mean[-1]) if single else None,
+            observed_sigma_b=float(curve_b.points.sigma[-1]) if single else 0.0,
+        )
+        flags = (
+            gap.flags
+            + ([f"RECIPES_DIFFER:{','.join(differing)}"] if differing else [])
+            + ["SAMPLES_NOT_FLOPS"]
+        )
+        flops_ratio = (
+            gap.ratio * per_sample[slower] / per_sample[faster]
+            if gap.ratio is not None and faster in per_sample and slower in per_sample
+            else None
+        )
+        out.append(
+            {
+                "faster": faster,
+                "slower": slower,
+                **{k: curve_b.key[k] for k in ("model", "metric", "reference", "eval_set")},
+                "target": gap.target,
+                "samples_b": gap.samples_b,
+                "samples_a": gap.samples_a,
+                "ratio": gap.ratio,
+                "interval": list(gap.interval) if gap.interval else None,
+                "flops_ratio": flops_ratio,
+                "ratio_curve": _ratio_curve(curve_a, curve_b),
+                "flags": flags,
+            }
+        )
+    return out
+
+
+def _ratio_curve(curve_a: CurveFit, curve_b: CurveFit) -> list[dict]:
+    """R at alignment levels both fits reach inside B's observed range (differs by level when the
+    exponents differ)."""
+    low, high = curve_b.fit.samples_range
+    rows = []
+    for samples_b in np.geomspace(low, high, 7):
+        gap: Gap = sample_gap(curve_a.fit, curve_b.fit, float(samples_b))
+        if gap.ratio is not None:
+            rows.append({"target": gap.target, "samples_b": float(samples_b), "ratio": gap.ratio})
+    return rows
+
+
+def _score_earlier(store: Store, sweep: str, report: FitReport) -> list[dict]:
+    """Forecasts stored by earlier fits whose cells have since been measured: confirmed or missed."""
+    earlier = store.forecasts_frame(sweep).drop_duplicates([*CURVE, "samples"], keep="first")
+    scored = []
+    for row in earlier.itertuples():
+        curve = next(
+            (c for c in report.curves if all(getattr(row, k) == c.key[k] for k in CURVE)),
+            None,
+        )
+        if curve is None:
+            continue
+        observed = [h for h in curve.held_out if h["samples"] == row.samples]
+        match = np.isclose(curve.points.samples, row.samples)
+        if observed:
+            value = observed[0]["observed"]
+        elif match.any() and row.extrapolation > 1:
+            value = float(curve.points.mean[match][0])
+        else:
+            continue
+        scored.append(
+            {
+                **{k: getattr(row, k) for k in CURVE},
+                "samples": row.samples,
+                "forecast_at": row.created,
+                "prediction": row.prediction,
+                "pi": [row.pi_low, row.pi_high],
+                "observed": value,
+                "verdict": "confirmed" if row.pi_low <= value <= row.pi_high else "missed",
+            }
+        )
+    return scored
+
+
+def _store_fits(store: Store, report: FitReport) -> None:
+    now = time.time()
+    versions = {"lmfit": lmfit.__version__, "numpy": np.__version__}
+    for curve in report.curves:
+        fit = curve.fit
+        provenance = {
+            "bounds": {k: list(v) for k, v in fit.bounds.items()},
+            "starts": fit.starts,
+            "points": report.options.points,
+            "min_samples": report.options.min_samples,
+            "holdout": sorted({h["samples"] for h in curve.held_out}),
+            "backtest": curve.backtest,
+            "versions": versions,
+        }
+        params = {"values": fit.values, "errors": fit.errors, "covariance": fit.covariance.tolist()}
+        store.write_fit(
+            {
+                "sweep": report.sweep,
+                **curve.key,
+                "law": fit.law,
+                "params": json.dumps(params),
+                "flags": json.dumps(fit.flags),
+                "provenance": json.dumps(provenance, default=float),
+                "created": now,
+            },
+            [
+                {
+                    "sweep": report.sweep,
+                    **curve.key,
+                    "samples": f.samples,
+                    "seeds": f.seeds,
+                    "prediction": f.prediction,
+                    "ci_low": f.ci[0],
+                    "ci_high": f.ci[1],
+                    "pi_low": f.pi[0],
+                    "pi_high": f.pi[1],
+                    "extrapolation": f.extrapolation,
+                    "flags": json.dumps(list(f.flags)),
+                    "created": now,
+                }
+                for f in curve.forecasts
+            ],
+        )
+    store.write_gaps(
+        [
+            {
+                "sweep": report.sweep,
+                "faster": g["faster"],
+                "slower": g["slower"],
+                "model": g["model"],
+                "metric": g["metric"],
+                "reference": g["reference"],
+                "target": g["target"],
+                "ratio": g["ratio"] if g["ratio"] is not None else float("nan"),
+                "ratio_low": g["interval"][0] if g["interval"] else float("nan"),
+                "ratio_high": g["interval"][1] if g["interval"] else float("nan"),
+                "axis": "samples",
+                "flags": json.dumps(g["flags"]),
+                "created": now,
+            }
+            for g in report.gaps
+        ]
+    )
