@@ -137,7 +137,7 @@ def _residual_plot(report: "FitReport", out: Path) -> list[Path]:
 def _gap_plot(report: "FitReport", out: Path) -> list[Path]:
     paths = []
     for index, gap in enumerate(report.gaps):
-        if gap["ratio"] is None:
+        if gap["interval"] is None:
             continue
         figure, axes = plt.subplots(figsize=(7, 4))
         for curve in report.curves:

@@ -8,7 +8,7 @@ sweep designs it); `points="all"` uses every checkpoint (for constant-learning-r
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import lmfit
@@ -17,6 +17,7 @@ import pandas as pd
 
 from db import Store
 from fits.bands import Forecast, forecast, score_holdout
+from fits.bootstrap import bootstrap_band, bootstrap_saturating
 from fits.fit import CurvePoints, FitError, FitResult, curve_points, select_law
 from fits.gaps import Gap, invert, sample_gap
 from fits.load import flops_per_sample, load_measurements, recipes
@@ -36,6 +37,7 @@ class FitOptions:
     metric: str = "mutual_knn@10"
     reference: str | None = None
     min_samples: int | None = None
+    bootstrap: int = 0  # seed-bootstrap refits for the bands of saturating fits (0: delta method)
     out_dir: str = "reports"
     points: str = "final"
     seeds_for_forecast: int = 3
@@ -136,6 +138,9 @@ def _fit_one(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitOp
     init = frame[(frame.samples_seen == 0) & np.logical_and.reduce([frame[k] == v for k, v in key.items()])]
     targets = sorted({*options.predict, *group[held].samples_seen.astype(float)})
     forecasts = [forecast(fit, points, float(s), options.seeds_for_forecast) for s in targets]
+    if options.bootstrap and fit.law == "saturating":
+        refits = bootstrap_saturating(points, options.bootstrap)
+        forecasts = [_bootstrapped(f, refits, points) for f in forecasts]
     held_out = []
     for samples, cell in group[held].groupby("samples_seen"):
         prediction = forecast(fit, points, float(samples), seeds=len(cell))
@@ -156,6 +161,11 @@ def _fit_one(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitOp
     )
 
 
+def _bootstrapped(delta: Forecast, refits: np.ndarray, points: CurvePoints) -> Forecast:
+    ci, pi = bootstrap_band(refits, delta.samples, points.sigma_seed, delta.seeds)
+    return replace(delta, ci=ci, pi=pi, flags=(*delta.flags, f"BOOTSTRAP:{len(refits)}"))
+
+
 def run_fit(store: Store, sweep: str, options: FitOptions) -> FitReport:
     """Fit, forecast, score and write; the math lives in fits.fit, fits.bands and fits.gaps."""
     frame = load_measurements(store, sweep, options.metric, options.reference)
@@ -169,7 +179,9 @@ def run_fit(store: Store, sweep: str, options: FitOptions) -> FitReport:
             report.curves.append(_fit_one(key, group, frame, options))
         except FitError as error:
             report.skipped.append(f"{'/'.join(map(str, values))}: {error}")
+    baselines = store.baselines_frame()
     report.gaps = [gap for spec in options.gaps for gap in _gaps(report, spec, frame, store, options)]
+    report.gaps += [gap for spec in options.gaps for gap in published_gaps(baselines, spec, options.metric)]
     report.earlier = _score_earlier(store, sweep, report)
     _store_fits(store, report)
     from fits.plots import write_plots
@@ -177,7 +189,6 @@ def run_fit(store: Store, sweep: str, options: FitOptions) -> FitReport:
 
     out = Path(options.out_dir) / sweep
     out.mkdir(parents=True, exist_ok=True)
-    baselines = store.baselines_frame()
     plots = write_plots(report, out, baselines)
     report.report_path = str(write_markdown(report, out, plots))
     return report
@@ -247,6 +258,53 @@ def _gaps(report: FitReport, spec: str, frame: pd.DataFrame, store: Store, optio
                 "flags": flags,
             }
         )
+    return out
+
+
+def published_gaps(baselines: pd.DataFrame, spec: str, metric: str) -> list[dict]:
+    """The naive gap between published single checkpoints of the same encoder size (the last
+    word of the model name): S_B / S_A, with no interval and every caveat that applies."""
+    faster, _, slower = spec.partition(":")
+    if baselines.empty:
+        return []
+    rows = baselines[(baselines.metric == metric) & baselines.samples.notna()]
+    out = []
+    for b in rows[rows.objective == slower].itertuples():
+        for a in rows[rows.objective == faster].itertuples():
+            same = (a.reference, a.eval_set, a.model.split()[-1]) == (
+                b.reference,
+                b.eval_set,
+                b.model.split()[-1],
+            )
+            if not same:
+                continue
+            flags = [
+                "PUBLISHED",
+                "A_SINGLE_CHECKPOINT",
+                "B_SINGLE_CHECKPOINT",
+                "SAMPLES_NOT_FLOPS",
+                "RECIPES_UNKNOWN",
+            ]
+            if a.value < b.value:
+                flags.append(f"A_BELOW_TARGET:{a.value:.3g}<{b.value:.3g}")
+            out.append(
+                {
+                    "faster": faster,
+                    "slower": slower,
+                    "model": f"{a.model} / {b.model}",
+                    "metric": metric,
+                    "reference": b.reference,
+                    "eval_set": b.eval_set,
+                    "target": float(b.value),
+                    "samples_b": float(b.samples),
+                    "samples_a": float(a.samples),
+                    "ratio": float(b.samples / a.samples),
+                    "interval": None,
+                    "flops_ratio": None,
+                    "ratio_curve": [],
+                    "flags": [*flags, f"SOURCE:{b.source}"],
+                }
+            )
     return out
 
 

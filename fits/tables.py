@@ -100,6 +100,8 @@ def sections(report: "FitReport") -> list[tuple[str, list[str], list[list]]]:
 def _ratio(gap: dict) -> str:
     if gap["ratio"] is None:
         return "-"
+    if gap["interval"] is None:
+        return f"{gap['ratio']:.3g}x [no interval]"
     low, high = gap["interval"]
     return f"{gap['ratio']:.3g}x [{low:.3g}, {high:.3g}]"
 

@@ -272,6 +272,7 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
 @click.option("--metric", default="mutual_knn@10", show_default=True)
 @click.option("--reference", default=None, help="Reference to fit (default: every one).")
 @click.option("--min-samples", type=SizeParam(), default=None, help="Leave out S below this.")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=0, help="Seed-bootstrap refits for bands.")
 @click.option(
     "--points",
     type=click.Choice(["final", "all"]),
