@@ -176,9 +176,9 @@ gaps = Table(
     Column("metric", String(64), nullable=False),
     Column("reference", String(64), nullable=False),
     Column("target", Float, nullable=False),
-    Column("ratio", Float, nullable=False),
-    Column("ratio_low", Float, nullable=False),
-    Column("ratio_high", Float, nullable=False),
+    Column("ratio", Float),  # None when A never reaches the target
+    Column("ratio_low", Float),  # None without an interval (published single checkpoints)
+    Column("ratio_high", Float),
     Column("axis", String(16), nullable=False),  # samples | flops
     Column("flags", Text, nullable=False),
     Column("created", Float, nullable=False),

@@ -339,21 +339,19 @@ class Store:
     def baselines_frame(self) -> "pd.DataFrame":
         return self._frame(select(schema.baselines).order_by(schema.baselines.c.id))
 
-    def write_fit(self, fit_row: dict, forecast_rows: Sequence[dict]) -> int:
-        """Store one fit and its forecasts together; returns the fit's id."""
+    def write_fit_run(self, fits: Sequence[tuple[dict, Sequence[dict]]], gap_rows: Sequence[dict]) -> None:
+        """Store one `orch fit` run in one transaction: each fit with its forecasts, then gaps."""
         with self.session_scope() as connection:
-            fit_id = connection.execute(
-                schema.fits.insert().values(**fit_row).returning(schema.fits.c.id)
-            ).scalar_one()
-            if forecast_rows:
-                rows = [{**row, "fit_id": fit_id} for row in forecast_rows]
-                connection.execute(schema.forecasts.insert(), rows)
-        return fit_id
-
-    def write_gaps(self, rows: Sequence[dict]) -> None:
-        if rows:
-            with self.session_scope() as connection:
-                connection.execute(schema.gaps.insert(), list(rows))
+            for fit_row, forecast_rows in fits:
+                fit_id = connection.execute(
+                    schema.fits.insert().values(**fit_row).returning(schema.fits.c.id)
+                ).scalar_one()
+                if forecast_rows:
+                    connection.execute(
+                        schema.forecasts.insert(), [{**row, "fit_id": fit_id} for row in forecast_rows]
+                    )
+            if gap_rows:
+                connection.execute(schema.gaps.insert(), list(gap_rows))
 
     def forecasts_frame(self, sweep: str) -> "pd.DataFrame":
         f = schema.forecasts

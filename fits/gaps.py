@@ -19,15 +19,14 @@ SEARCH = (1.0, 1e16)  # samples: where an inverse is looked for
 
 
 def invert(fit: FitResult, target: float) -> float | None:
-    """The S at which the fitted law reaches `target`, or None when it never does in SEARCH."""
+    """The S at which the fitted law first reaches `target`, or None when it is above the target
+    from the first sample on, or never reaches it, within SEARCH."""
     low, high = np.log(SEARCH[0]), np.log(SEARCH[1])
 
     def gap(log_s: float) -> float:
         return float(fit.predict(np.exp(log_s))) - target
 
-    if gap(low) > 0:
-        return SEARCH[0]
-    if gap(high) < 0:
+    if gap(low) > 0 or gap(high) < 0:
         return None
     return float(np.exp(optimize.brentq(gap, low, high, xtol=1e-10)))
 
@@ -77,7 +76,8 @@ def sample_gap(
         return Gap(target, samples_b, None, None, None, flags)
     samples_a = invert(fit_a, target)
     if samples_a is None:
-        flags.append("A_NEVER_REACHES_TARGET")
+        above = float(fit_a.predict(SEARCH[0])) > target
+        flags.append("A_ABOVE_TARGET_FROM_THE_START" if above else "A_NEVER_REACHES_TARGET")
         return Gap(target, samples_b, None, None, None, flags)
     low, high = fit_a.samples_range
     if not low <= samples_a <= high:

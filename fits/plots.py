@@ -88,11 +88,19 @@ def _scaling_plot(
     for curve in report.curves:
         if (curve.key["model"], curve.key["reference"]) == (model, reference):
             _draw_curve(axes, curve, COLOURS.get(curve.key["objective"], "tab:gray"))
+    eval_sets = {
+        c.key["eval_set"] for c in report.curves if (c.key["model"], c.key["reference"]) == (model, reference)
+    }
     published = (
-        baselines[(baselines.metric == report.options.metric) & baselines.samples.notna()]
+        baselines[
+            (baselines.metric == report.options.metric)
+            & baselines.samples.notna()
+            & (baselines.reference == reference)
+            & baselines.eval_set.isin(eval_sets)
+        ]
         if len(baselines)
         else baselines
-    )
+    )  # only points measured against the same reference on the same eval set
     for row in published.itertuples():
         axes.scatter(
             [row.samples],
@@ -103,6 +111,14 @@ def _scaling_plot(
             edgecolors="k",
             label=f"{row.model} ({row.source})",
         )
+    observed = [
+        v
+        for c in report.curves
+        if (c.key["model"], c.key["reference"]) == (model, reference)
+        for v in c.points.mean
+    ]
+    if observed:  # keep the data readable when far extrapolations widen the bands
+        axes.set_ylim(max(min(observed) - 0.05, -0.02), min(2 * max(observed) + 0.05, 1.0))
     axes.set_xscale("log")
     axes.set_xlabel("samples seen")
     axes.set_ylabel(report.options.metric)

@@ -238,6 +238,8 @@ def _gaps(report: FitReport, spec: str, frame: pd.DataFrame, store: Store, optio
             + ([f"RECIPES_DIFFER:{','.join(differing)}"] if differing else [])
             + ["SAMPLES_NOT_FLOPS"]
         )
+        if curve_a.random_init is not None and gap.target <= curve_a.random_init:
+            flags.append("TARGET_AT_OR_BELOW_A_RANDOM_INIT")
         flops_ratio = (
             gap.ratio * per_sample[slower] / per_sample[faster]
             if gap.ratio is not None and faster in per_sample and slower in per_sample
@@ -285,8 +287,12 @@ def published_gaps(baselines: pd.DataFrame, spec: str, metric: str) -> list[dict
                 "SAMPLES_NOT_FLOPS",
                 "RECIPES_UNKNOWN",
             ]
+            # A below B's level at S_A means N_A* > S_A: the ratio bounds R from above; A above it
+            # means N_A* <= S_A: a bound from below.
             if a.value < b.value:
-                flags.append(f"A_BELOW_TARGET:{a.value:.3g}<{b.value:.3g}")
+                flags.append(f"UPPER_BOUND:A={a.value:.3g}<a*={b.value:.3g}")
+            elif a.value > b.value:
+                flags.append(f"LOWER_BOUND:A={a.value:.3g}>a*={b.value:.3g}")
             out.append(
                 {
                     "faster": faster,
@@ -356,6 +362,7 @@ def _score_earlier(store: Store, sweep: str, report: FitReport) -> list[dict]:
 def _store_fits(store: Store, report: FitReport) -> None:
     now = time.time()
     versions = {"lmfit": lmfit.__version__, "numpy": np.__version__}
+    fits = []
     for curve in report.curves:
         fit = curve.fit
         provenance = {
@@ -368,51 +375,61 @@ def _store_fits(store: Store, report: FitReport) -> None:
             "versions": versions,
         }
         params = {"values": fit.values, "errors": fit.errors, "covariance": fit.covariance.tolist()}
-        store.write_fit(
+        fit_row = {
+            "sweep": report.sweep,
+            **curve.key,
+            "law": fit.law,
+            "params": json.dumps(params),
+            "flags": json.dumps(fit.flags),
+            "provenance": json.dumps(provenance, default=float),
+            "created": now,
+        }
+        forecast_rows = [
             {
                 "sweep": report.sweep,
                 **curve.key,
-                "law": fit.law,
-                "params": json.dumps(params),
-                "flags": json.dumps(fit.flags),
-                "provenance": json.dumps(provenance, default=float),
-                "created": now,
-            },
-            [
-                {
-                    "sweep": report.sweep,
-                    **curve.key,
-                    "samples": f.samples,
-                    "seeds": f.seeds,
-                    "prediction": f.prediction,
-                    "ci_low": f.ci[0],
-                    "ci_high": f.ci[1],
-                    "pi_low": f.pi[0],
-                    "pi_high": f.pi[1],
-                    "extrapolation": f.extrapolation,
-                    "flags": json.dumps(list(f.flags)),
-                    "created": now,
-                }
-                for f in curve.forecasts
-            ],
-        )
-    store.write_gaps(
-        [
-            {
-                "sweep": report.sweep,
-                "faster": g["faster"],
-                "slower": g["slower"],
-                "model": g["model"],
-                "metric": g["metric"],
-                "reference": g["reference"],
-                "target": g["target"],
-                "ratio": g["ratio"] if g["ratio"] is not None else float("nan"),
-                "ratio_low": g["interval"][0] if g["interval"] else float("nan"),
-                "ratio_high": g["interval"][1] if g["interval"] else float("nan"),
-                "axis": "samples",
-                "flags": json.dumps(g["flags"]),
+                "samples": f.samples,
+                "seeds": f.seeds,
+                "prediction": f.prediction,
+                "ci_low": f.ci[0],
+                "ci_high": f.ci[1],
+                "pi_low": f.pi[0],
+                "pi_high": f.pi[1],
+                "extrapolation": f.extrapolation,
+                "flags": json.dumps(list(f.flags)),
                 "created": now,
             }
-            for g in report.gaps
+            for f in curve.forecasts
         ]
-    )
+        fits.append((fit_row, forecast_rows))
+    store.write_fit_run(fits, [row for gap in report.gaps for row in _gap_rows(report.sweep, gap, now)])
+
+
+def _gap_rows(sweep: str, gap: dict, now: float) -> list[dict]:
+    """The gap on the samples axis and, where FLOPs are known, on the FLOPs axis."""
+    base = {k: gap[k] for k in ("faster", "slower", "model", "metric", "reference", "target")}
+    interval = gap["interval"] or (None, None)
+    rows = [
+        {
+            "sweep": sweep,
+            **base,
+            "ratio": gap["ratio"],
+            "ratio_low": interval[0],
+            "ratio_high": interval[1],
+            "axis": "samples",
+        }
+    ]
+    if gap["flops_ratio"] is not None:
+        scale = gap["flops_ratio"] / gap["ratio"]
+        low, high = (None, None) if interval[0] is None else (interval[0] * scale, interval[1] * scale)
+        rows.append(
+            {
+                "sweep": sweep,
+                **base,
+                "ratio": gap["flops_ratio"],
+                "ratio_low": low,
+                "ratio_high": high,
+                "axis": "flops",
+            }
+        )
+    return [{**row, "flags": json.dumps(gap["flags"]), "created": now} for row in rows]

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 Array = np.ndarray | torch.Tensor
-BLOCK_ELEMENTS = 2**25  # similarity block of block_rows x n entries: 128 MiB in float32
+BLOCK_ELEMENTS = 2**24  # similarity block of block_rows x n entries: 64 MiB in float32
 
 
 class AlignmentError(ValueError):
