@@ -90,7 +90,8 @@ def main() -> None:
     if args.case:
         case(int(args.case[0]), args.case[1], args.case[2])
         return
-    header = f"{'n':>7} {'metric':<11} {'dense s':>8} {'block s':>8} {'time x':>7} {'dense MiB':>10} {'blk MiB':>8}"
+    header = f"{'n':>7} {'metric':<11} {'dense s':>8} {'block s':>8} {'time x':>7} "
+    header += f"{'dense MiB':>10} {'blk MiB':>8}"
     print(header + "  |dense - blockwise|")
     for n in [1024, 8192] if args.quick else [1024, 16384]:
         for metric in ("mutual_knn", "cka"):
