@@ -290,9 +290,13 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
         orch fit --predict 900M
         orch fit goodview_vs_ntp --gap jepa_good:ntp --at 256K
     """
+    from fits.fit import FitError
     from fits.report import FitOptions, run_fit
 
-    store = Store.open(_store_url(ctx))
+    url = _store_url(ctx)
+    if not _store_exists(url):
+        raise InputError(f"store {mask_url(url)} does not exist (run 'orch sweep FILE' first)")
+    store = Store.open(url)
     names = store.sweep_names()
     if sweep_name is None:
         if not names:
@@ -300,7 +304,10 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
         sweep_name = names[-1]
     elif sweep_name not in names:
         raise InputError(f"sweep {sweep_name!r} is not in {store.url} (sweeps: {', '.join(names)})")
-    result = run_fit(store, sweep_name, FitOptions(**options))
+    try:
+        result = run_fit(store, sweep_name, FitOptions(**options))
+    except FitError as error:
+        raise InputError(str(error)) from None
     if as_json:
         _emit_json(result.as_dict())
     else:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from db import Store
+from orchestrator.data.files import check_files
 from orchestrator.plan import store_rows
 from orchestrator.progress import ProgressView
 from orchestrator.spec import Spec, TrialConfig
@@ -215,6 +216,8 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     """Run every trial the store does not have as done or collapsed; record every result."""
     started = time.perf_counter()
+    if spec.data.source == "files":
+        check_files(spec.data)  # a missing or broken file is bad input, before any trial starts
     store = Store.open(url)
     store.record_sweep(spec.name, spec.text, spec.text_hash, spec.source, store_rows(spec))
     statuses = store.trial_statuses(t.key for t in spec.trials)

@@ -11,12 +11,16 @@ Every problem is a `DataError` naming the file (and line or column where there i
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from orchestrator.errors import InputError
 
-__all__ = ["DataError", "iter_documents", "iter_pairs", "read_eval"]
+if TYPE_CHECKING:
+    from orchestrator.spec import DataConfig
+
+__all__ = ["DataError", "check_files", "iter_documents", "iter_pairs", "read_eval"]
 
 
 class DataError(InputError):
@@ -84,6 +88,14 @@ def iter_documents(path: Path) -> Iterator[tuple[str, str]]:
         if len(words) >= 2:
             middle = len(words) // 2
             yield " ".join(words[:middle]), " ".join(words[middle:])
+
+
+def check_files(data: "DataConfig") -> None:
+    """Fail fast on the driver: every file exists, the first rows parse, the eval set aligns."""
+    next(iter_pairs(data.resolve(data.pairs)), None)
+    if data.documents is not None:
+        next(iter_documents(data.resolve(data.documents)), None)
+    read_eval(data.resolve(data.eval_texts), {name: data.resolve(path) for name, path in data.eval_features})
 
 
 def read_eval(texts_path: Path, features: dict[str, Path]) -> tuple[list[str], dict[str, np.ndarray]]:

@@ -1,0 +1,251 @@
+"""The `orch` command line through a real subprocess: exit codes, exact JSON, one-line errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from db import Store
+from fits.laws import saturating
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def orch(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def one_error_line(result, code=2):
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_version_and_help():
+    assert orch("--version").stdout.startswith("orch, version ")
+    help_text = orch("--help").stdout
+    for command in ("sweep", "status", "fit", "align", "baselines"):
+        assert command in help_text
+
+
+def test_dry_run_json_lists_trials_and_totals(tmp_path):
+    result = orch(
+        "--store",
+        f"sqlite:///{tmp_path / 'o.db'}",
+        "sweep",
+        str(ROOT / "sweeps/goodview_vs_ntp.yaml"),
+        "--dry-run",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["sweep"] == "goodview_vs_ntp"
+    assert set(payload["totals"]) == {"trials", "samples", "flops_est", "by_state"}
+    assert payload["totals"]["trials"] == 45 and payload["totals"]["by_state"] == {"new": 45}
+    assert payload["totals"]["samples"] == 3 * 3 * (2000 + 4000 + 8000 + 16000 + 32000)
+    first = payload["trials"][0]
+    expected = {
+        "objective",
+        "model",
+        "n_params_est",
+        "data_size",
+        "seed",
+        "recipe",
+        "samples",
+        "flops_est",
+        "held_out",
+        "key",
+        "state",
+    }
+    assert set(first) == expected
+    assert not (tmp_path / "o.db").exists()  # a dry run creates no store
+
+
+def test_paper_grid_dry_run(tmp_path):
+    result = orch(
+        "--store",
+        f"sqlite:///{tmp_path / 'o.db'}",
+        "sweep",
+        str(ROOT / "sweeps/goodview_vs_ntp_paper.yaml"),
+        "--dry-run",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "162 trials" in result.stdout and "109M" in result.stdout and "940M" in result.stdout
+
+
+def test_status_on_empty_and_filled_store(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    empty = orch("--store", url, "status", "--json")
+    assert empty.returncode == 0 and json.loads(empty.stdout) == {"store": url, "sweeps": []}
+    store = Store.open(url)
+    row = {
+        "key": "k" * 64,
+        "config": "{}",
+        "objective": "ntp",
+        "model": "tiny",
+        "data_size": 4000,
+        "seed": 0,
+        "budget_samples": 4000,
+    }
+    store.record_sweep("s", "name: s", "h", "s.yaml", [row])
+    store.set_status("k" * 64, "running", host="h", device="cpu")
+    store.set_progress("k" * 64, 1000, n_params=123)
+    filled = json.loads(orch("--store", url, "status", "--json").stdout)
+    (sweep,) = filled["sweeps"]
+    assert sweep["totals"] == {
+        "trials": 1,
+        "by_status": {"running": 1},
+        "samples_seen": 1000,
+        "budget_samples": 4000,
+        "progress": 0.25,
+    }
+    trial = sweep["trials"][0]
+    assert (trial["status"], trial["attempts"], trial["n_params"], trial["progress"]) == (
+        "running",
+        1,
+        123,
+        0.25,
+    )
+    missing = orch("--store", url, "status", "nope")
+    assert "sweep 'nope' is not in" in one_error_line(missing)
+
+
+def test_password_never_printed():
+    result = orch("--store", "postgresql+psycopg://orch:s3cret@127.0.0.1:1/x", "status")
+    line = one_error_line(result, code=1)
+    assert "s3cret" not in result.stderr + result.stdout and "orch:***@127.0.0.1" in line
+
+
+def test_align_scores_files_and_rejects_broken_ones(tmp_path):
+    rng = np.random.default_rng(0)
+    latent = rng.normal(size=(200, 8))
+    np.save(tmp_path / "a.npy", latent @ rng.normal(size=(8, 16)))
+    np.savez(tmp_path / "b.npz", early=rng.normal(size=(200, 12)), late=latent @ rng.normal(size=(8, 12)))
+    result = orch(
+        "align",
+        str(tmp_path / "a.npy"),
+        str(tmp_path / "b.npz"),
+        "--metric",
+        "mutual_knn@10",
+        "--metric",
+        "cka",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    scores = {row["metric"]: row for row in json.loads(result.stdout)["scores"]}
+    assert scores["mutual_knn@10"]["layer_b"] == "late" and scores["cka"]["value"] > 0.5
+    np.save(tmp_path / "short.npy", rng.normal(size=(150, 16)))
+    nan = rng.normal(size=(200, 16))
+    nan[5, 5] = np.nan
+    np.save(tmp_path / "nan.npy", nan)
+    np.save(tmp_path / "flat.npy", rng.normal(size=200))
+    (tmp_path / "junk.npy").write_text("not numpy")
+    cases = {
+        "short.npy": "rows must be paired",
+        "nan.npy": "NaN",
+        "flat.npy": "not rows x width",
+        "junk.npy": "cannot read",
+    }
+    for name, message in cases.items():
+        line = one_error_line(orch("align", str(tmp_path / "a.npy"), str(tmp_path / name)))
+        assert name in line and message in line
+    bad_metric = orch("align", str(tmp_path / "a.npy"), str(tmp_path / "a.npy"), "--metric", "mutal_knn@10")
+    assert "not a metric" in one_error_line(bad_metric)
+
+
+def test_published_table_imports_once(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    first = orch("--store", url, "baselines", "import", str(ROOT / "sweeps/published/jepa_prh.csv"))
+    assert first.returncode == 0 and "22 of 22 rows added" in first.stderr
+    again = orch("--store", url, "baselines", "import", str(ROOT / "sweeps/published/jepa_prh.csv"))
+    assert "0 of 22 rows added" in again.stderr
+    frame = Store.open(url).baselines_frame()
+    assert frame.source.str.startswith("arXiv 2610.39302 v1").all()
+    row = frame[(frame.model == "NTP 109M") & frame.samples.notna()].iloc[0]
+    assert (row.samples, row.value) == (900e6, 0.111)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("source,model,objective,metric,reference,eval_set,samples,value\nx,m,o,k,r,e,12Q,0.1\n")
+    assert "bad.csv:2: samples: '12Q' is not a size" in one_error_line(
+        orch("--store", url, "baselines", "import", str(bad))
+    )
+
+
+def simulated_store(url: str) -> None:
+    """A sweep's store as `orch sweep` leaves it, from known laws with seed noise."""
+    rng = np.random.default_rng(0)
+    store = Store.open(url)
+    laws = {"jepa_good": (0.2, 0.05, 0.4), "ntp": (0.2, 0.05 * 42**0.4, 0.4)}
+    sizes = [145_000 * 2**i for i in range(8)]
+    rows, measurements = [], []
+    for objective, law in laws.items():
+        for size in sizes:
+            for seed in range(3):
+                key = f"{objective}-{size}-{seed}".ljust(64, "0")
+                trial = {"key": key, "config": json.dumps({"train": {"lr": 1e-3}}), "objective": objective}
+                trial |= {"model": "base", "data_size": size, "seed": seed, "budget_samples": size}
+                rows.append(trial | {"held_out": size == sizes[-1]})
+                for samples in (0, size):
+                    noise = rng.normal(0, 0.003 if samples == 0 else 0.004)
+                    value = (0.03 if samples == 0 else saturating(size, *law)) + noise
+                    measurement = {"trial_key": key, "samples_seen": samples, "metric": "mutual_knn@10"}
+                    measurement |= {"reference": "dino", "eval_set": "wit-1024", "value": float(value)}
+                    measurements.append(
+                        measurement | {"step": samples // 256, "flops": 6e8 * samples, "wall_s": 1.0}
+                    )
+    store.record_sweep("sim", "name: sim", "h", "sim.yaml", rows)
+    for row in rows:
+        store.set_status(row["key"], "running")
+        store.set_status(row["key"], "done")
+    store.write_measurements(measurements)
+
+
+def test_fit_end_to_end_on_a_store(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url)
+    args = (
+        "--store",
+        url,
+        "fit",
+        "--predict",
+        "900M",
+        "--gap",
+        "jepa_good:ntp",
+        "--out",
+        str(tmp_path / "reports"),
+        "--json",
+    )
+    result = orch(*args)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert {(f["objective"], f["reference"]) for f in payload["fits"]} == {
+        ("jepa_good", "dino"),
+        ("ntp", "dino"),
+    }
+    good = next(f for f in payload["fits"] if f["objective"] == "jepa_good")
+    assert good["random_init"] == pytest.approx(0.03, abs=0.005)
+    assert [h["samples"] for h in good["held_out"]] == [145_000 * 2**7]
+    assert {f["samples"] for f in good["forecasts"]} == {900e6, 145_000 * 2**7}
+    assert payload["calibration"]["held_out_cells"] == 2
+    (gap,) = payload["gaps"]
+    assert gap["interval"][0] <= 42 <= gap["interval"][1]
+    assert "SAMPLES_NOT_FLOPS" in gap["flags"]
+    report = tmp_path / "reports" / "sim"
+    assert (report / "report.md").exists() and (report / "scaling_base_dino.png").exists()
+    assert any(p.name.startswith("gap_0") for p in report.glob("*.png"))
+    again = json.loads(orch(*args).stdout)
+    assert {e["verdict"] for e in again["earlier_forecasts"]} <= {"confirmed", "missed"}
+    assert len(again["earlier_forecasts"]) == 2  # the held-out forecasts of the first run, scored
+    text = orch(*args[:-1])
+    assert "Sample gaps" in text.stdout and "Held-out cells" in text.stdout
+
+
+def test_fit_without_sweeps_is_bad_input(tmp_path):
+    line = one_error_line(orch("--store", f"sqlite:///{tmp_path / 'o.db'}", "fit"))
+    assert "no sweeps in" in line
