@@ -2,6 +2,7 @@
 the schema version check and password masking."""
 
 import multiprocessing
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -171,3 +172,13 @@ def test_baselines_import_is_idempotent(store_url):
     assert store.write_baselines([row]) == 1
     assert store.write_baselines([row]) == 0
     assert len(store.baselines_frame()) == 1
+
+
+def test_a_store_written_by_schema_1_still_opens(tmp_path):
+    # One stored file per schema version: this one was written by schema 1.
+    copy = tmp_path / "schema1.db"
+    copy.write_bytes((Path(__file__).parent / "stores" / "schema1.db").read_bytes())
+    store = Store.open(f"sqlite:///{copy}")
+    frame = store.measurements_frame("first")
+    assert len(frame) == 1 and frame.iloc[0]["objective"] == "jepa_good"
+    assert store.get_trial("a" * 64)["status"] == "done"
