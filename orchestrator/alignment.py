@@ -15,6 +15,7 @@ Decisions:
 """
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -22,15 +23,21 @@ import torch
 from orchestrator.metric_names import parse_metric
 
 __all__ = [
+    "FROM_NEIGHBOURS",
     "AlignmentError",
+    "Neighbours",
     "cka",
     "cka_unbiased",
     "cknna",
+    "cknna_from",
     "cycle_knn",
+    "cycle_knn_from",
     "knn",
     "max_over_layers",
     "metric_function",
     "mutual_knn",
+    "mutual_knn_from",
+    "neighbours",
     "prepare",
     "retrieval",
     "rotation_alignment",
@@ -126,15 +133,43 @@ def _stable_order(row: torch.Tensor) -> torch.Tensor:
     return torch.sort(row, descending=True, stable=True).indices
 
 
-def mutual_knn(a: Array, b: Array, k: int = 10) -> float:
+@dataclass(frozen=True)
+class Neighbours:
+    """Every row's k nearest other rows of one feature matrix; `constant` when it has no
+    structure (every row the same), which scores 0 against anything."""
+
+    indices: torch.Tensor  # (n, k)
+    values: torch.Tensor  # (n, k) cosine similarities
+    constant: bool
+
+    @property
+    def k(self) -> int:
+        return self.indices.shape[1]
+
+
+def neighbours(x: Array, k: int) -> Neighbours:
+    """The k-NN lists the neighbour metrics are built from; compute once, score many times."""
+    t = _tensor(x)
+    _check_k(k, t.shape[0])
+    if _is_constant(t):
+        empty = torch.zeros((t.shape[0], k), dtype=torch.long)
+        return Neighbours(empty, empty.to(t.dtype), constant=True)
+    return Neighbours(*knn(t, k), constant=False)
+
+
+def _check_lists(na: Neighbours, nb: Neighbours) -> None:
+    if na.indices.shape != nb.indices.shape:
+        raise AlignmentError(
+            f"neighbour lists differ in shape: {tuple(na.indices.shape)}, {tuple(nb.indices.shape)}"
+        )
+
+
+def mutual_knn_from(na: Neighbours, nb: Neighbours) -> float:
     """Mean over rows of |N_A(i) ∩ N_B(i)| / k (Huh et al. 2024, eq. for m_NN)."""
-    ta, tb = _pair(a, b)
-    _check_k(k, ta.shape[0])
-    if _is_constant(ta) or _is_constant(tb):
+    _check_lists(na, nb)
+    if na.constant or nb.constant:
         return 0.0
-    na, _ = knn(ta, k)
-    nb, _ = knn(tb, k)
-    return float(_overlap(na, nb).to(ta.dtype).sum(dim=1).mean() / k)
+    return float(_overlap(na.indices, nb.indices).double().sum(dim=1).mean() / na.k)
 
 
 def _overlap(na: torch.Tensor, nb: torch.Tensor) -> torch.Tensor:
@@ -142,18 +177,57 @@ def _overlap(na: torch.Tensor, nb: torch.Tensor) -> torch.Tensor:
     return (na[:, :, None] == nb[:, None, :]).any(dim=2)
 
 
-def cycle_knn(a: Array, b: Array, k: int = 10) -> float:
+def cycle_knn_from(na: Neighbours, nb: Neighbours) -> float:
     """Fraction of rows i that reappear among A-neighbours of i's B-neighbours (Huh et al.)."""
-    ta, tb = _pair(a, b)
-    n = ta.shape[0]
-    _check_k(k, n)
-    if _is_constant(ta) or _is_constant(tb):
+    _check_lists(na, nb)
+    if na.constant or nb.constant:
         return 0.0
-    na, _ = knn(ta, k)
-    nb, _ = knn(tb, k)
-    back = na[nb]  # (n, k, k): A-neighbours of each B-neighbour
-    hits = (back == torch.arange(n, device=na.device)[:, None, None]).flatten(1).any(dim=1)
-    return float(hits.to(ta.dtype).mean())
+    n = na.indices.shape[0]
+    back = na.indices[nb.indices]  # (n, k, k): A-neighbours of each B-neighbour
+    hits = (back == torch.arange(n, device=back.device)[:, None, None]).flatten(1).any(dim=1)
+    return float(hits.double().mean())
+
+
+def cknna_from(na: Neighbours, nb: Neighbours) -> float:
+    """CKNNA (Huh et al. 2024): unbiased HSIC of K and L kept only where j is among i's k
+    nearest neighbours in both spaces, normalised as CKA. Built from the two top-k lists."""
+    _check_lists(na, nb)
+    n = na.indices.shape[0]
+    if n <= 3:
+        raise AlignmentError(f"unbiased estimators need n > 3 rows, got {n}")
+    if na.constant or nb.constant:
+        return 0.0
+    a, b = (na.indices, na.values), (nb.indices, nb.values)
+    kl, kk, ll = _masked_hsic(*a, *b, n), _masked_hsic(*a, *a, n), _masked_hsic(*b, *b, n)
+    denominator = float(np.sqrt(max(kk * ll, 0.0)))
+    return kl / denominator if denominator > 0 else 0.0
+
+
+def mutual_knn(a: Array, b: Array, k: int = 10) -> float:
+    """Mutual k-NN alignment of two row-paired feature matrices (see `mutual_knn_from`)."""
+    ta, tb = _pair(a, b)
+    return mutual_knn_from(neighbours(ta, k), neighbours(tb, k))
+
+
+def cycle_knn(a: Array, b: Array, k: int = 10) -> float:
+    """Cycle k-NN of two row-paired feature matrices (see `cycle_knn_from`)."""
+    ta, tb = _pair(a, b)
+    return cycle_knn_from(neighbours(ta, k), neighbours(tb, k))
+
+
+def cknna(a: Array, b: Array, k: int = 10) -> float:
+    """CKNNA of two row-paired feature matrices (see `cknna_from`)."""
+    ta, tb = _pair(a, b)
+    if ta.shape[0] <= 3:
+        raise AlignmentError(f"unbiased estimators need n > 3 rows, got {ta.shape[0]}")
+    return cknna_from(neighbours(ta, k), neighbours(tb, k))
+
+
+FROM_NEIGHBOURS: dict[str, Callable[[Neighbours, Neighbours], float]] = {
+    "mutual_knn": mutual_knn_from,
+    "cycle_knn": cycle_knn_from,
+    "cknna": cknna_from,
+}
 
 
 def _cross_moments(x: torch.Tensor, y: torch.Tensor, block_rows: int) -> dict[str, torch.Tensor]:
@@ -227,25 +301,6 @@ def cka(a: Array, b: Array) -> float:
 def cka_unbiased(a: Array, b: Array) -> float:
     """Linear CKA from Song et al.'s unbiased HSIC, streamed over rows."""
     return _cka(a, b, unbiased=True)
-
-
-def cknna(a: Array, b: Array, k: int = 10) -> float:
-    """CKNNA (Huh et al. 2024): unbiased HSIC of K and L kept only where j is among i's k
-    nearest neighbours in both spaces, normalised as CKA. Built from the two top-k lists."""
-    ta, tb = _pair(a, b)
-    n = ta.shape[0]
-    _check_k(k, n)
-    if n <= 3:
-        raise AlignmentError(f"unbiased estimators need n > 3 rows, got {n}")
-    if _is_constant(ta) or _is_constant(tb):
-        return 0.0
-    na, va = knn(ta, k)
-    nb, vb = knn(tb, k)
-    kl = _masked_hsic(na, va, nb, vb, n)
-    kk = _masked_hsic(na, va, na, va, n)
-    ll = _masked_hsic(nb, vb, nb, vb, n)
-    denominator = float(np.sqrt(max(kk * ll, 0.0)))
-    return kl / denominator if denominator > 0 else 0.0
 
 
 def _masked_hsic(na: torch.Tensor, va: torch.Tensor, nb: torch.Tensor, vb: torch.Tensor, n: int) -> float:

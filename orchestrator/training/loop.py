@@ -19,13 +19,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from orchestrator.alignment import max_over_layers, metric_function, prepare, retrieval
-from orchestrator.data.stream import EvalSet, TrialData, open_trial_data
-from orchestrator.metric_names import parse_metric
+from orchestrator.data.stream import TrialData, open_trial_data
 from orchestrator.spec import TrialConfig
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.objectives import jepa_loss, ntp_loss
 from orchestrator.training.presets import PRESETS, train_flops
+from orchestrator.training.scoring import CheckpointScorer
 
 __all__ = [
     "Checkpoint",
@@ -111,13 +110,16 @@ def detect_collapse(embeddings: torch.Tensor) -> str | None:
 def _embed_layers(model: TextEncoder, tokens: np.ndarray, device: torch.device) -> list[torch.Tensor]:
     """Pooled hidden states of every layer for each text: L x (n, d), on the CPU in float32."""
     model.eval()
+    order = np.argsort((tokens != 0).sum(axis=1), kind="stable")  # similar lengths batch together
     chunks: list[list[torch.Tensor]] = []
     for start in range(0, len(tokens), EVAL_BATCH):
-        batch = _trim(torch.as_tensor(tokens[start : start + EVAL_BATCH], dtype=torch.long)).to(device)
+        rows = tokens[order[start : start + EVAL_BATCH]]
+        batch = _trim(torch.as_tensor(rows, dtype=torch.long)).to(device)
         with _autocast(device):
             chunks.append([layer.float().cpu() for layer in model.pooled_layers(batch)])
     model.train()
-    return [torch.cat(layer) for layer in zip(*chunks, strict=True)]
+    restore = torch.as_tensor(np.argsort(order))
+    return [torch.cat(layer)[restore] for layer in zip(*chunks, strict=True)]
 
 
 def _trim(tokens: torch.Tensor) -> torch.Tensor:
@@ -129,45 +131,6 @@ def _trim(tokens: torch.Tensor) -> torch.Tensor:
 def _autocast(device: torch.device) -> torch.autocast:
     enabled = device.type == "cuda"
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=enabled)
-
-
-def score_checkpoint(
-    layers: list[torch.Tensor], retrieval_layers: list[torch.Tensor], eval_set: EvalSet, config: TrialConfig
-) -> list[tuple[str, str, float]]:
-    """(metric, reference, value) for every metric and reference: per layer and max over layers."""
-    references = config.eval.references or tuple(eval_set.references)
-    prepared = [prepare(layer) for layer in layers]
-    out = []
-    for reference in references:
-        target = prepare(eval_set.references[reference])
-        for metric in config.eval.metrics:
-            parsed = parse_metric(metric)
-            if parsed.name.startswith("retrieval"):
-                fit_target = prepare(eval_set.retrieval_references[reference])
-                per_layer = [
-                    _retrieval_score(parsed.name, parsed.k, layer, fitted, target, fit_target)
-                    for layer, fitted in zip(prepared, map(prepare, retrieval_layers), strict=True)
-                ]
-            else:
-                score = metric_function(metric)
-                per_layer = [max_over_layers(score, [layer], [target])[0] for layer in prepared]
-            out.append((metric, reference, max(per_layer)))
-            out += [(f"{metric}/layer{i}", reference, value) for i, value in enumerate(per_layer)]
-    return out
-
-
-def _retrieval_score(
-    name: str,
-    k: int,
-    text: torch.Tensor,
-    text_fit: torch.Tensor,
-    image: torch.Tensor,
-    image_fit: torch.Tensor,
-) -> float:
-    """R@k after a least-squares text -> image map fitted on the retrieval set."""
-    mapping = torch.linalg.lstsq(text_fit.double(), image_fit.double()).solution
-    mapped = text.double() @ mapping
-    return retrieval(mapped, image, k) if name == "retrieval_t2i" else retrieval(image.double(), mapped, k)
 
 
 def _build(config: TrialConfig, data: TrialData, device: torch.device) -> TextEncoder:
@@ -202,6 +165,7 @@ def run_trial(
     started = time.perf_counter()
     torch_device = torch.device(device)
     data = open_trial_data(config, cache_dir)
+    scorer = CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references)
     model = _build(config, data, torch_device)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
@@ -227,7 +191,7 @@ def run_trial(
             and meta["samples_seen"] >= schedule[meta["next_checkpoint"]]
         ):
             meta["wall_s"] = wall_before + time.perf_counter() - started
-            checkpoint = _checkpoint(model, optimizer, data, config, meta, torch_device, host)
+            checkpoint = _checkpoint(model, optimizer, data, scorer, config, meta, torch_device, host)
             meta["next_checkpoint"] += 1
             meta["loss_sum"], meta["loss_count"] = 0.0, 0
             checkpoint.state["meta"] = dict(meta)
@@ -267,6 +231,7 @@ def _checkpoint(
     model: TextEncoder,
     optimizer: torch.optim.Optimizer,
     data: TrialData,
+    scorer: CheckpointScorer,
     config: TrialConfig,
     meta: dict,
     device: torch.device,
@@ -282,11 +247,9 @@ def _checkpoint(
     if reason is None:
         reason = detect_collapse(_final_embeddings(model, layers, device, config))
         retrieval_layers = (
-            _embed_layers(model, eval_set.retrieval_tokens, device)
-            if any(parse_metric(m).name.startswith("retrieval") for m in config.eval.metrics)
-            else layers
+            _embed_layers(model, eval_set.retrieval_tokens, device) if scorer.needs_retrieval_set else []
         )
-        scored = score_checkpoint(layers, retrieval_layers, eval_set, config)
+        scored = scorer.score(layers, retrieval_layers)
     if mean_loss is not None and math.isfinite(mean_loss):
         scored.append(("train_loss", "", mean_loss))
     rows = [
