@@ -7,17 +7,23 @@ import numpy as np
 from fits.fit import CurvePoints
 from fits.laws import S_REF, saturating
 
-__all__ = ["bootstrap_band", "bootstrap_saturating"]
+__all__ = ["bootstrap_band", "bootstrap_gap", "bootstrap_saturating"]
 
 ALPHAS = np.geomspace(0.01, 2.0, 241)  # the law's alpha bounds
 
 
 def _resampled_means(points: CurvePoints, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """(draws, m) seed means after resampling each point's replicates with replacement."""
+    """(draws, m) seed means after resampling each point's replicates with replacement.
+
+    Deviations from each mean are first inflated by sqrt(n / (n - 1)), so that resampling n
+    seeds does not shrink the seed variance by (n - 1) / n (with 3 seeds, by a third).
+    """
     columns = []
     for values in points.replicates:
-        picks = rng.integers(len(values), size=(draws, len(values)))
-        columns.append(values[picks].mean(axis=1))
+        n = len(values)
+        inflated = values.mean() + (values - values.mean()) * (np.sqrt(n / (n - 1)) if n > 1 else 1.0)
+        picks = rng.integers(n, size=(draws, n))
+        columns.append(inflated[picks].mean(axis=1))
     return np.column_stack(columns)
 
 
@@ -71,3 +77,22 @@ def bootstrap_band(
     tails = [50 * (1 - level), 100 - 50 * (1 - level)]
     ci, pi = np.percentile(predictions, tails), np.percentile(noisy, tails)
     return (float(ci[0]), float(ci[1])), (float(pi[0]), float(pi[1]))
+
+
+def bootstrap_gap(
+    points_a: CurvePoints, points_b: CurvePoints, samples_b: float, draws: int = 1000, level: float = 0.95
+) -> tuple[tuple[float, float] | None, float]:
+    """Percentile interval of R = S_B / N_A* over paired seed-bootstrap refits of both curves,
+    and the share of draws where A's refit never reaches B's level (those have no R)."""
+    a = bootstrap_saturating(points_a, draws, seed=1)
+    b = bootstrap_saturating(points_b, draws, seed=2)
+    target = saturating(samples_b, b[:, 0], b[:, 1], b[:, 2])
+    reachable = (target < a[:, 0]) & (a[:, 1] > 0)
+    # Invert a_inf - b (N / S_REF)^-alpha = target for N.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        needed = S_REF * ((a[:, 0] - target) / a[:, 1]) ** (-1 / a[:, 2])
+    ratios = samples_b / needed[reachable]
+    if ratios.size < draws / 2:
+        return None, float(1 - reachable.mean())
+    low, high = np.percentile(ratios, [50 * (1 - level), 100 - 50 * (1 - level)])
+    return (float(low), float(high)), float(1 - reachable.mean())

@@ -17,7 +17,7 @@ import pandas as pd
 
 from db import Store
 from fits.bands import Forecast, forecast, score_holdout
-from fits.bootstrap import bootstrap_band, bootstrap_saturating
+from fits.bootstrap import bootstrap_band, bootstrap_gap, bootstrap_saturating
 from fits.fit import CurvePoints, FitError, FitResult, curve_points, select_law
 from fits.gaps import Gap, invert, sample_gap
 from fits.load import flops_per_sample, load_measurements, recipes
@@ -180,7 +180,7 @@ def run_fit(store: Store, sweep: str, options: FitOptions) -> FitReport:
         except FitError as error:
             report.skipped.append(f"{'/'.join(map(str, values))}: {error}")
     baselines = store.baselines_frame()
-    report.gaps = [gap for spec in options.gaps for gap in _gaps(report, spec, frame, store, options)]
+    report.gaps = [gap for spec in options.gaps for gap in _gaps(report, spec, chosen, frame, store, options)]
     report.gaps += [gap for spec in options.gaps for gap in published_gaps(baselines, spec, options.metric)]
     report.earlier = _score_earlier(store, sweep, report)
     _store_fits(store, report)
@@ -205,7 +205,9 @@ def _find(report: FitReport, objective: str, model: str, reference: str) -> Curv
     return None
 
 
-def _gaps(report: FitReport, spec: str, frame: pd.DataFrame, store: Store, options: FitOptions) -> list[dict]:
+def _gaps(
+    report: FitReport, spec: str, chosen: pd.DataFrame, frame: pd.DataFrame, store: Store, options: FitOptions
+) -> list[dict]:
     faster, _, slower = spec.partition(":")
     per_sample = flops_per_sample(frame)
     recipe = recipes(store, report.sweep)
@@ -215,24 +217,30 @@ def _gaps(report: FitReport, spec: str, frame: pd.DataFrame, store: Store, optio
         if recipe.get(faster, {}).get(k) != recipe.get(slower, {}).get(k)
     )
     out = []
-    for curve_b in [c for c in report.curves if c.key["objective"] == slower]:
-        curve_a = _find(report, faster, curve_b.key["model"], curve_b.key["reference"])
+    observed_b = chosen[
+        (chosen.objective == slower) & ~(chosen.held_out | chosen.data_size.isin(options.holdout))
+    ]
+    for values, group in observed_b.groupby(["model", "metric", "reference", "eval_set"]):
+        key = dict(zip(("model", "metric", "reference", "eval_set"), values, strict=True))
+        curve_a = _find(report, faster, key["model"], key["reference"])
+        curve_b = _find(report, slower, key["model"], key["reference"])
         if curve_a is None:
             continue
-        single = len(curve_b.points.samples) == 1
-        if options.at_alignment is not None:
-            samples_b = invert(curve_b.fit, options.at_alignment) if not single else None
-            if samples_b is None:
-                continue
+        if curve_b is None:  # too few points for a law: B is its last checkpoint, observed
+            last = group[group.samples_seen == group.samples_seen.max()].value
+            samples_b = float(group.samples_seen.max())
+            error = float(last.std(ddof=1) / np.sqrt(len(last))) if len(last) > 1 else 0.0
+            gap = sample_gap(
+                curve_a.fit, None, samples_b, observed_b=float(last.mean()), observed_sigma_b=error
+            )
         else:
-            samples_b = float(options.gap_at or curve_b.points.samples.max())
-        gap = sample_gap(
-            curve_a.fit,
-            None if single else curve_b.fit,
-            samples_b,
-            observed_b=float(curve_b.points.mean[-1]) if single else None,
-            observed_sigma_b=float(curve_b.points.sigma[-1]) if single else 0.0,
-        )
+            if options.at_alignment is not None:
+                samples_b = invert(curve_b.fit, options.at_alignment)
+                if samples_b is None:
+                    continue
+            else:
+                samples_b = float(options.gap_at or curve_b.points.samples.max())
+            gap = sample_gap(curve_a.fit, curve_b.fit, samples_b)
         flags = (
             gap.flags
             + ([f"RECIPES_DIFFER:{','.join(differing)}"] if differing else [])
@@ -240,6 +248,15 @@ def _gaps(report: FitReport, spec: str, frame: pd.DataFrame, store: Store, optio
         )
         if curve_a.random_init is not None and gap.target <= curve_a.random_init:
             flags.append("TARGET_AT_OR_BELOW_A_RANDOM_INIT")
+        both_saturating = curve_b is not None and curve_a.fit.law == curve_b.fit.law == "saturating"
+        if options.bootstrap and gap.ratio is not None and both_saturating:
+            interval, unreachable = bootstrap_gap(
+                curve_a.points, curve_b.points, samples_b, options.bootstrap
+            )
+            gap.interval = interval
+            flags.append(
+                f"BOOTSTRAP:{options.bootstrap}" + (f":{unreachable:.0%}_unreachable" if unreachable else "")
+            )
         flops_ratio = (
             gap.ratio * per_sample[slower] / per_sample[faster]
             if gap.ratio is not None and faster in per_sample and slower in per_sample
@@ -249,14 +266,14 @@ def _gaps(report: FitReport, spec: str, frame: pd.DataFrame, store: Store, optio
             {
                 "faster": faster,
                 "slower": slower,
-                **{k: curve_b.key[k] for k in ("model", "metric", "reference", "eval_set")},
+                **key,
                 "target": gap.target,
                 "samples_b": gap.samples_b,
                 "samples_a": gap.samples_a,
                 "ratio": gap.ratio,
                 "interval": list(gap.interval) if gap.interval else None,
                 "flops_ratio": flops_ratio,
-                "ratio_curve": _ratio_curve(curve_a, curve_b),
+                "ratio_curve": _ratio_curve(curve_a, curve_b) if curve_b is not None else [],
                 "flags": flags,
             }
         )

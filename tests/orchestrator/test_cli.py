@@ -177,7 +177,7 @@ def test_published_table_imports_once(tmp_path):
     )
 
 
-def simulated_store(url: str) -> None:
+def simulated_store(url: str, ntp_sizes: int | None = None) -> None:
     """A sweep's store as `orch sweep` leaves it, from known laws with seed noise."""
     rng = np.random.default_rng(0)
     store = Store.open(url)
@@ -185,7 +185,7 @@ def simulated_store(url: str) -> None:
     sizes = [145_000 * 2**i for i in range(8)]
     rows, measurements = [], []
     for objective, law in laws.items():
-        for size in sizes:
+        for size in sizes if objective == "jepa_good" or ntp_sizes is None else sizes[-ntp_sizes - 1 : -1]:
             for seed in range(3):
                 key = f"{objective}-{size}-{seed}".ljust(64, "0")
                 trial = {"key": key, "config": json.dumps({"train": {"lr": 1e-3}}), "objective": objective}
@@ -248,4 +248,17 @@ def test_fit_end_to_end_on_a_store(tmp_path):
 
 def test_fit_without_sweeps_is_bad_input(tmp_path):
     line = one_error_line(orch("--store", f"sqlite:///{tmp_path / 'o.db'}", "fit"))
-    assert "no sweeps in" in line
+    assert "does not exist" in line
+
+
+def test_gap_against_a_single_checkpoint(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url, ntp_sizes=1)
+    result = orch("--store", url, "fit", "--gap", "jepa_good:ntp", "--out", str(tmp_path / "r"), "--json")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert [f["objective"] for f in payload["fits"]] == ["jepa_good"]
+    (gap,) = payload["gaps"]
+    assert "B_SINGLE_CHECKPOINT" in gap["flags"] and gap["samples_b"] == 145_000 * 2**6
+    assert gap["interval"][0] <= 42 <= gap["interval"][1]
+    assert any(line.startswith("ntp/base/") for line in payload["skipped"])
