@@ -54,22 +54,12 @@ def _draw_curve(axes: plt.Axes, curve: "CurveFit", colour: str) -> None:
     furthest = max([high, *(f.samples for f in curve.forecasts), *(h["samples"] for h in curve.held_out)])
     grid = np.geomspace(low, furthest * 1.05, 120)
     bands = [forecast(fit, points, s, seeds=3) for s in grid]
-    axes.fill_between(
-        grid,
-        [b.pi[0] for b in bands],
-        [b.pi[1] for b in bands],
-        color=colour,
-        alpha=0.08,
-        label=f"{label} 95% PI",
-    )
-    axes.fill_between(
-        grid,
-        [b.ci[0] for b in bands],
-        [b.ci[1] for b in bands],
-        color=colour,
-        alpha=0.2,
-        label=f"{label} 95% CI",
-    )
+    for name, shade in (("pi", 0.08), ("ci", 0.2)):
+        low_edge = [getattr(b, name)[0] for b in bands]
+        high_edge = [getattr(b, name)[1] for b in bands]
+        axes.fill_between(
+            grid, low_edge, high_edge, color=colour, alpha=shade, label=f"{label} 95% {name.upper()}"
+        )
     inside = grid <= high
     axes.plot(grid[inside], fit.predict(grid[inside]), "-", color=colour)
     axes.plot(grid[~inside], fit.predict(grid[~inside]), "--", color=colour)

@@ -8,19 +8,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from db import NotFound, Store, StoreError, StoreURLError, mask_url
-
-
-def trial_row(key: str, **fields) -> dict:
-    row = {
-        "key": key,
-        "config": "{}",
-        "objective": "ntp",
-        "model": "tiny",
-        "data_size": 4000,
-        "seed": 0,
-        "budget_samples": 4000,
-    }
-    return row | fields
+from tests.rows import trial_row
 
 
 def measurement(key: str, samples: int, metric: str = "mutual_knn@10", value: float = 0.1) -> dict:

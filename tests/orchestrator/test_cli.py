@@ -10,6 +10,7 @@ import pytest
 
 from db import Store
 from fits.laws import saturating
+from tests.rows import trial_row
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,15 +86,7 @@ def test_status_on_empty_and_filled_store(tmp_path):
     empty = orch("--store", url, "status", "--json")
     assert empty.returncode == 0 and json.loads(empty.stdout) == {"store": url, "sweeps": []}
     store = Store.open(url)
-    row = {
-        "key": "k" * 64,
-        "config": "{}",
-        "objective": "ntp",
-        "model": "tiny",
-        "data_size": 4000,
-        "seed": 0,
-        "budget_samples": 4000,
-    }
+    row = trial_row("k" * 64)
     store.record_sweep("s", "name: s", "h", "s.yaml", [row])
     store.set_status("k" * 64, "running", host="h", device="cpu")
     store.set_progress("k" * 64, 1000, n_params=123)
