@@ -15,7 +15,7 @@ import torch
 from orchestrator.data.stream import open_trial_data
 from orchestrator.sizes import parse_size
 from orchestrator.spec import parse_spec
-from orchestrator.training.loop import DEFAULT_CACHE, _build, _loss, _trim, get_lr, run_trial
+from orchestrator.training.loop import DEFAULT_CACHE, _build, _train_step, _trim, get_lr, run_trial
 
 
 def config_for(objective: str, samples: int, checkpoints: str):
@@ -40,13 +40,8 @@ def bare_loop(config) -> float:
     while seen < config.budget_samples:
         count = min(config.train.batch_size, config.budget_samples - seen)
         batch = _trim(torch.as_tensor(data.take(seen, count), dtype=torch.long))
-        for group in optimizer.param_groups:
-            group["lr"] = get_lr(step, total, config.train.lr, config.train.warmup, config.train.schedule)
-        loss = _loss(model, batch, config, torch.Generator().manual_seed(step))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.grad_clip)
-        optimizer.step()
+        lr = get_lr(step, total, config.train.lr, config.train.warmup, config.train.schedule)
+        _train_step(model, optimizer, batch, config, step, lr)
         seen, step = seen + count, step + 1
     return time.perf_counter() - start
 

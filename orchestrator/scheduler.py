@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from db import Store
+from db import Store, mask_url
 from orchestrator.data.files import check_files
 from orchestrator.plan import store_rows
 from orchestrator.progress import ProgressView
@@ -136,6 +136,11 @@ class StoreCallback:
         self.url = url
         self.view = view
         self._store: Store | None = None
+
+    def __getstate__(self) -> dict:
+        # Tune pickles its callbacks into the experiment files it writes to disk; the copy
+        # keeps the masked URL only, so no password reaches a file (the live callback keeps it).
+        return {"url": mask_url(self.url), "view": self.view, "_store": None}
 
     @property
     def store(self) -> Store:

@@ -173,8 +173,8 @@ def run_trial(
     budget, batch_size = config.budget_samples, config.train.batch_size
     total_steps = math.ceil(budget / batch_size)
     schedule = checkpoint_schedule(budget, config.eval.first_checkpoint, config.eval.per_octave)
-    meta = {"samples_seen": 0, "step": 0, "flops": 0.0, "wall_s": 0.0, "next_checkpoint": 0, "loss_sum": 0.0}
-    meta["loss_count"] = 0
+    meta = {"samples_seen": 0, "step": 0, "flops": 0.0, "wall_s": 0.0, "next_checkpoint": 0}
+    meta |= {"loss_sum": 0.0, "loss_count": 0}  # the training loss since the last checkpoint
     if resume is not None:
         model.load_state_dict(resume["model"])
         optimizer.load_state_dict(resume["optim"])
@@ -203,28 +203,39 @@ def run_trial(
             if checkpoint.status != "running":
                 return TrialOutcome(checkpoint.status, checkpoint.reason, meta["samples_seen"], reported)
         count = min(batch_size, budget - meta["samples_seen"])
-        batch = torch.as_tensor(data.take(meta["samples_seen"], count), dtype=torch.long)
-        batch = _trim(batch)
+        batch = _trim(torch.as_tensor(data.take(meta["samples_seen"], count), dtype=torch.long))
         if torch_device.type == "cuda":
             batch = batch.pin_memory().to(torch_device, non_blocking=True)
-        for group in optimizer.param_groups:
-            group["lr"] = get_lr(
-                meta["step"], total_steps, config.train.lr, config.train.warmup, config.train.schedule
-            )
-        generator = torch.Generator().manual_seed(config.seed * 1_000_003 + meta["step"])
-        with _autocast(torch_device):
-            loss = _loss(model, batch, config, generator)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if config.train.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.grad_clip)
-        optimizer.step()
-        tokens = int((batch != 0).sum())
-        meta["flops"] += train_flops(preset, config.objective, tokens, data.vocab_size)
+        lr = get_lr(meta["step"], total_steps, config.train.lr, config.train.warmup, config.train.schedule)
+        loss = _train_step(model, optimizer, batch, config, meta["step"], lr)
+        meta["flops"] += train_flops(preset, config.objective, int((batch != 0).sum()), data.vocab_size)
         meta["samples_seen"] += count
         meta["step"] += 1
-        meta["loss_sum"] += float(loss.detach())
+        meta["loss_sum"] += loss
         meta["loss_count"] += 1
+
+
+def _train_step(
+    model: TextEncoder,
+    optimizer: torch.optim.Optimizer,
+    batch: torch.Tensor,
+    config: TrialConfig,
+    step: int,
+    lr: float,
+) -> float:
+    """One optimiser step on a batch of (B, views, T) ids; returns the loss. SIGReg's random
+    directions come from (seed, step), so a resumed trial draws the same ones."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    generator = torch.Generator().manual_seed(config.seed * 1_000_003 + step)
+    with _autocast(batch.device):
+        loss = _loss(model, batch, config, generator)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if config.train.grad_clip is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.grad_clip)
+    optimizer.step()
+    return float(loss.detach())
 
 
 def _checkpoint(

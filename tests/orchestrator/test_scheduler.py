@@ -12,6 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
+from sqlalchemy.engine import make_url
 
 from db import Store
 from orchestrator.raylocal import SESSION
@@ -60,6 +61,9 @@ def test_sweep_end_to_end_on_two_nodes(store_url, tmp_path):
     again = run_sweep(spec, store_url, SweepOptions(storage=tmp_path))
     assert again.skipped == 4 and again.counts == {}
     assert len(store.measurements_frame("s")) == len(frame)
+    password = make_url(store_url).password
+    if password:  # no file the sweep wrote holds the store's password
+        assert not [p for p in tmp_path.rglob("*") if p.is_file() and password.encode() in p.read_bytes()]
 
 
 def test_a_failed_attempt_is_retried_from_its_checkpoint(tmp_path):
