@@ -34,6 +34,10 @@ ALLOWED_FROM = {
 }
 
 
+# What a store answers when another process opens or creates it at the same moment.
+RACES = ("database is locked", "already exists", "duplicate key")
+
+
 class StoreError(Exception):
     """A store that cannot be opened, read or written; the message never holds a password."""
 
@@ -80,8 +84,8 @@ def _engine_for(url: str) -> Engine:
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=60000")  # first, so that the switch to WAL waits too
     cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA busy_timeout=60000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
@@ -116,15 +120,9 @@ class Store:
         return dialect.insert(table)
 
     def _ensure_schema(self) -> None:
-        with self.session_scope() as connection:
-            has_meta = inspect(connection).has_table("orch_meta")
-            if has_meta:
-                row = connection.execute(
-                    select(schema.orch_meta.c.value).where(schema.orch_meta.c.key == "schema")
-                ).first()
-                found = int(row.value) if row else None
-        if not has_meta or found is None:
-            self._create_schema()
+        found = self._retrying(self._schema_version)
+        if found is None:
+            self._retrying(self._create_schema)
             return
         if found > SCHEMA_VERSION:
             raise StoreError(
@@ -138,23 +136,37 @@ class Store:
                 "that wrote it"
             )
 
-    def _create_schema(self) -> None:
-        # Two processes may create the same store at once: create_all skips what exists, and
-        # the version row is written once.
-        for attempt in range(3):
+    @staticmethod
+    def _retrying(action: Any) -> Any:
+        """Run `action`, retrying a few times: two processes may open or create one store at once
+        (SQLite can answer 'database is locked' while the other switches to WAL or creates tables)."""
+        for attempt in range(5):
             try:
-                with self.session_scope() as connection:
-                    schema.metadata.create_all(connection, checkfirst=True)
-                    connection.execute(
-                        self._insert(schema.orch_meta)
-                        .values(key="schema", value=str(SCHEMA_VERSION))
-                        .on_conflict_do_nothing()
-                    )
-                return
-            except StoreError:
-                if attempt == 2:
+                return action()
+            except StoreError as error:
+                if not any(race in str(error) for race in RACES) or attempt == 4:
                     raise
-                time.sleep(0.2 * (attempt + 1))
+                time.sleep(0.2 * 2**attempt)
+        return None
+
+    def _schema_version(self) -> int | None:
+        with self.session_scope() as connection:
+            if not inspect(connection).has_table("orch_meta"):
+                return None
+            row = connection.execute(
+                select(schema.orch_meta.c.value).where(schema.orch_meta.c.key == "schema")
+            ).first()
+        return int(row.value) if row else None
+
+    def _create_schema(self) -> None:
+        # create_all skips what exists, and the version row is written once.
+        with self.session_scope() as connection:
+            schema.metadata.create_all(connection, checkfirst=True)
+            connection.execute(
+                self._insert(schema.orch_meta)
+                .values(key="schema", value=str(SCHEMA_VERSION))
+                .on_conflict_do_nothing()
+            )
 
     # sweeps and trials -------------------------------------------------------------------
 
