@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, update
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
@@ -283,10 +283,6 @@ class Store:
                 list(rows),
             )
             return len(result.all())
-
-    def count_measurements(self) -> int:
-        with self.session_scope() as connection:
-            return connection.execute(select(func.count()).select_from(schema.measurements)).scalar()
 
     def sweep_names(self) -> list[str]:
         with self.session_scope() as connection:

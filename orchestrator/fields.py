@@ -36,12 +36,17 @@ def _show(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def read_mapping(value: Any, path: str, known: Sequence[str], required: Sequence[str] = ()) -> dict:
-    """A mapping whose keys are all known (else a did-you-mean) and required keys present."""
+def read_mapping(value: Any, path: str, known: Sequence[str] | None, required: Sequence[str] = ()) -> dict:
+    """A mapping whose keys are all known (else a did-you-mean) and required keys present;
+    `known=None` takes any text keys (names the user chooses)."""
     if not isinstance(value, Mapping):
-        raise FieldError(path, f"expected a mapping of {', '.join(known)}, got {_show(value)}")
+        wanted = f"a mapping of {', '.join(known)}" if known else "a mapping"
+        raise FieldError(path, f"expected {wanted}, got {_show(value)}")
     for key in value:
-        if key not in known:
+        if known is None:
+            if not isinstance(key, str):
+                raise FieldError(f"{path}.{key}", "names must be text")
+        elif key not in known:
             where = f"{path}.{key}" if path else str(key)
             guess = difflib.get_close_matches(str(key), known, n=1)
             hint = f"did you mean '{guess[0]}'?" if guess else f"known keys: {', '.join(known)}"

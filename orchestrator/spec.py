@@ -412,7 +412,7 @@ def _parse_data(raw: Any, base_dir: str) -> DataConfig:
         return DataConfig(source="world", world_seed=seed, base_dir=base_dir)
     data = read_mapping(raw, "data", ("source", *DATA_KEYS), required=("pairs", "eval"))
     evaluation = read_mapping(data["eval"], "data.eval", ("texts", "features"), ("texts", "features"))
-    features = read_mapping(evaluation["features"], "data.eval.features", _any_key())
+    features = read_mapping(evaluation["features"], "data.eval.features", None)
     if not features:
         raise FieldError("data.eval.features", "is empty (name at least one reference .npy)")
     tokenizer = read_choice(data.get("tokenizer", "bytes"), "data.tokenizer", ("bytes", "bpe"))
@@ -434,17 +434,6 @@ def _parse_data(raw: Any, base_dir: str) -> DataConfig:
 
 
 DATA_KEYS = ("seed", "pairs", "documents", "eval", "tokenizer", "vocab_size", "max_len")
-
-
-class _AnyKey(tuple):
-    """Accepts every key, for mappings whose keys are user-chosen names."""
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str)
-
-
-def _any_key() -> tuple:
-    return _AnyKey(("<reference name>",))
 
 
 def _parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
