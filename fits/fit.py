@@ -114,8 +114,7 @@ def fit_curve(points: CurvePoints, law: Law | str) -> FitResult:
     parameters = model.make_params()
     for name in law.params:
         low, high = bounds[name]
-        start = float(np.clip(starts[name], low, high if np.isfinite(high) else starts[name] + 1))
-        parameters[name].set(value=start, min=low, max=high)
+        parameters[name].set(value=_inside(starts[name], low, high), min=low, max=high)
     weights = _weights(points)
     result = model.fit(y, parameters, S=S, weights=weights, scale_covar=False, nan_policy="raise")
     values = {name: float(result.params[name].value) for name in law.params}
@@ -159,6 +158,14 @@ def fit_curve(points: CurvePoints, law: Law | str) -> FitResult:
     if fit.lof_p is not None and fit.lof_p < 0.05:
         fit.flags.append("LOF_REJECT")
     return fit
+
+
+def _inside(start: float, low: float, high: float) -> float:
+    """The start moved just inside its bounds: lmfit's bound transform has zero slope at a
+    bound, so a parameter started there never moves."""
+    span = (high - low) if np.isfinite(high) else max(abs(low), abs(start), 1.0)
+    margin = 1e-3 * span
+    return float(np.clip(start, low + margin, high - margin if np.isfinite(high) else np.inf))
 
 
 def _aicc(chi_square: float, n: int, k: int) -> float:

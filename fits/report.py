@@ -189,6 +189,8 @@ def run_fit(store: Store, sweep: str, options: FitOptions) -> FitReport:
 
     out = Path(options.out_dir) / sweep
     out.mkdir(parents=True, exist_ok=True)
+    for stale in [*out.glob("*.png"), *out.glob("*.svg")]:  # plots of an earlier fit of this sweep
+        stale.unlink()
     plots = write_plots(report, out, baselines)
     report.report_path = str(write_markdown(report, out, plots))
     return report
