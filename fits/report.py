@@ -180,7 +180,10 @@ def run_fit(store: Store, sweep: str, options: FitOptions) -> FitReport:
         except FitError as error:
             report.skipped.append(f"{'/'.join(map(str, values))}: {error}")
     baselines = store.baselines_frame()
-    report.gaps = [gap for spec in options.gaps for gap in _gaps(report, spec, chosen, frame, store, options)]
+    per_sample, recipe = flops_per_sample(frame), recipes(store, sweep)
+    report.gaps = [
+        gap for spec in options.gaps for gap in _gaps(report, spec, chosen, per_sample, recipe, options)
+    ]
     report.gaps += [gap for spec in options.gaps for gap in published_gaps(baselines, spec, options.metric)]
     report.earlier = _score_earlier(store, sweep, report)
     _store_fits(store, report)
@@ -208,11 +211,14 @@ def _find(report: FitReport, objective: str, model: str, reference: str) -> Curv
 
 
 def _gaps(
-    report: FitReport, spec: str, chosen: pd.DataFrame, frame: pd.DataFrame, store: Store, options: FitOptions
+    report: FitReport,
+    spec: str,
+    chosen: pd.DataFrame,
+    per_sample: dict[str, float],
+    recipe: dict[str, dict],
+    options: FitOptions,
 ) -> list[dict]:
     faster, _, slower = spec.partition(":")
-    per_sample = flops_per_sample(frame)
-    recipe = recipes(store, report.sweep)
     differing = sorted(
         k
         for k in set(recipe.get(faster, {})) | set(recipe.get(slower, {}))

@@ -55,9 +55,13 @@ class InMemoryStream:
     def __init__(self, examples: np.ndarray, seed: int) -> None:
         self.examples = examples
         self.seed = seed
+        self._orders: dict[int, np.ndarray] = {}
 
     def _order(self, epoch: int) -> np.ndarray:
-        return np.random.default_rng([self.seed, epoch]).permutation(len(self.examples))
+        """The epoch's permutation, drawn once (every batch of the epoch reads it)."""
+        if epoch not in self._orders:
+            self._orders = {epoch: np.random.default_rng([self.seed, epoch]).permutation(len(self.examples))}
+        return self._orders[epoch]
 
     def take(self, position: int, count: int) -> np.ndarray:
         size = len(self.examples)
