@@ -32,12 +32,13 @@ __all__ = [
     "checkpoint_schedule",
     "detect_collapse",
     "get_lr",
+    "relative_spread",
     "run_trial",
 ]
 
 DEFAULT_CACHE = Path.home() / ".cache" / "orch"
 MIN_LR_FRACTION = 0.1  # cosine decays to a tenth of the peak (as nanoGPT does)
-COLLAPSE_SPREAD = 0.05  # healthy tiny runs measure about 0.9, a planted collapse 0.006
+COLLAPSE_SPREAD = 0.05  # of the random-init spread; tiny runs: healthy x1.6, planted collapse x0.011
 COLLAPSE_RANK = 1.5
 EVAL_BATCH = 256
 
@@ -90,14 +91,21 @@ def get_lr(step: int, total_steps: int, base_lr: float, warmup: float, schedule:
     return base_lr * (MIN_LR_FRACTION + (1 - MIN_LR_FRACTION) * cosine)
 
 
-def detect_collapse(embeddings: torch.Tensor) -> str | None:
-    """A reason when eval embeddings have collapsed: the spread between rows is tiny next to
-    the rows' size (all texts map to one point), or the effective rank is near 1."""
+def relative_spread(embeddings: torch.Tensor) -> float:
+    """Spread between rows next to the rows' size: sqrt(total variance) / RMS row norm."""
     z = embeddings.double()
-    spread = float(z.var(dim=0).sum().sqrt())
     size = float(z.pow(2).sum(dim=1).mean().sqrt())
-    if size == 0 or spread / size < COLLAPSE_SPREAD:
-        return f"relative embedding spread {spread / max(size, 1e-300):.2e} < {COLLAPSE_SPREAD}"
+    return float(z.var(dim=0).sum().sqrt()) / size if size > 0 else 0.0
+
+
+def detect_collapse(embeddings: torch.Tensor, initial_spread: float) -> str | None:
+    """A reason when eval embeddings have collapsed: their relative spread fell below
+    COLLAPSE_SPREAD of the untrained encoder's (all texts map to one point), or their effective
+    rank is near 1. Measured against the start, so eval texts that are alike are no collapse."""
+    spread = relative_spread(embeddings)
+    if initial_spread > 0 and spread < COLLAPSE_SPREAD * initial_spread:
+        return f"relative embedding spread {spread:.2e} < {COLLAPSE_SPREAD} x its start {initial_spread:.2e}"
+    z = embeddings.double()
     singular = torch.linalg.svdvals(z - z.mean(dim=0))
     p = singular / singular.sum()
     rank = float(torch.exp(-(p * torch.log(p.clamp_min(1e-30))).sum()))
@@ -256,7 +264,9 @@ def _checkpoint(
         reason = f"training loss is {mean_loss} at step {meta['step']}"
     scored: list[tuple[str, str, float]] = []
     if reason is None:
-        reason = detect_collapse(_final_embeddings(model, layers, device, config))
+        embeddings = _final_embeddings(model, layers, device, config)
+        meta.setdefault("initial_spread", relative_spread(embeddings))  # set at S = 0
+        reason = detect_collapse(embeddings, meta["initial_spread"])
         retrieval_layers = (
             _embed_layers(model, eval_set.retrieval_tokens, device) if scorer.needs_retrieval_set else []
         )

@@ -1,6 +1,7 @@
 """Real tiny training runs: every objective reports at every checkpoint, runs are deterministic,
 a resumed run equals an uninterrupted one, and a planted collapse is flagged."""
 
+import json
 import math
 
 import numpy as np
@@ -10,7 +11,13 @@ import torch
 from orchestrator.spec import parse_spec
 from orchestrator.training.checkpoint import load_state, save_state
 from orchestrator.training.encoders import TextEncoder
-from orchestrator.training.loop import checkpoint_schedule, detect_collapse, get_lr, run_trial
+from orchestrator.training.loop import (
+    checkpoint_schedule,
+    detect_collapse,
+    get_lr,
+    relative_spread,
+    run_trial,
+)
 from orchestrator.training.objectives import sigreg
 from orchestrator.training.presets import PRESETS, estimate_params
 
@@ -116,7 +123,48 @@ def test_planted_collapse_is_flagged_and_healthy_run_is_not():
 
 def test_detect_collapse_cases():
     rng = np.random.default_rng(0)
-    assert detect_collapse(torch.tensor(rng.normal(size=(200, 16)))) is None
-    assert "spread" in detect_collapse(torch.ones(200, 16) + 1e-5 * torch.tensor(rng.normal(size=(200, 16))))
+    healthy = torch.tensor(rng.normal(size=(200, 16)))
+    start = relative_spread(healthy)
+    assert detect_collapse(healthy, start) is None
+    assert "spread" in detect_collapse(
+        torch.ones(200, 16) + 1e-5 * torch.tensor(rng.normal(size=(200, 16))), start
+    )
+    alike = torch.ones(200, 16) + 1e-3 * torch.tensor(
+        rng.normal(size=(200, 16))
+    )  # alike texts from the start
+    assert detect_collapse(alike, relative_spread(alike)) is None
     line = torch.tensor(rng.normal(size=(200, 1))) * torch.ones(1, 16) + 5
-    assert "rank" in detect_collapse(line)
+    assert "rank" in detect_collapse(line, start)
+
+
+def test_a_trial_trains_on_file_data(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = [
+        {"image_id": i, "caption_a": f"a red disc {i}", "caption_b": f"one circle, red {i}"}
+        for i in range(96)
+    ]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "eval.jsonl").write_text("".join(json.dumps({"text": f"item {i}"}) + "\n" for i in range(40)))
+    np.save(tmp_path / "dino.npy", rng.normal(size=(40, 16)))
+    raw = {
+        "name": "files",
+        "data": {
+            "source": "files",
+            "pairs": "pairs.jsonl",
+            "eval": {"texts": "eval.jsonl", "features": {"dino": "dino.npy"}},
+            "tokenizer": "bpe",
+            "vocab_size": 300,
+            "max_len": 24,
+        },
+        "eval": {"set": "toy-40", "metrics": ["mutual_knn@5", "cka"], "checkpoints": {"first": 32}},
+        "grid": {"objective": ["jepa_good", "ntp"], "model": ["tiny"], "data_size": [96], "seed": [0]},
+        "train": {"batch_size": 16},
+    }
+    for config in parse_spec(raw, "files.yaml", base_dir=tmp_path).trials:
+        reports = []
+        outcome = run_trial(config, reports.append, cache_dir=tmp_path / "cache")
+        assert outcome.status in ("done", "collapsed")
+        assert reports[-1].samples_seen == 96
+        assert {(r["metric"], r["reference"], r["eval_set"]) for r in reports[0].rows} >= {
+            ("mutual_knn@5", "dino", "toy-40")
+        }
