@@ -1,7 +1,5 @@
 """The embedded world is reproducible and the file datasets load good files and reject bad ones."""
 
-import json
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -12,6 +10,7 @@ from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_
 from orchestrator.data.stream import InMemoryStream, open_trial_data
 from orchestrator.data.tokenizer import BpeTokenizer, ByteTokenizer, encode_examples
 from orchestrator.spec import parse_spec
+from tests.datasets import file_dataset, write_jsonl
 
 
 def test_world_is_reproducible_from_its_seed():
@@ -48,11 +47,6 @@ def test_stream_positions_are_pure_and_epochs_reshuffle():
     second = stream.take(10, 10)[:, 0, 0]
     assert sorted(second) == list(range(10)) and list(second) != list(first_epoch)
     np.testing.assert_array_equal(stream.take(8, 4)[:, 0, 0], [*first_epoch[8:], *second[:2]])
-
-
-def write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 def test_pairs_from_jsonl_parquet_and_grouped_rows(tmp_path):
@@ -107,23 +101,12 @@ def test_tokenizers_share_special_ids(tmp_path):
 
 
 def test_file_trial_data_end_to_end(tmp_path):
-    rng = np.random.default_rng(0)
-    write_jsonl(
-        tmp_path / "pairs.jsonl",
-        [{"image_id": i, "caption_a": f"cap {i}", "caption_b": f"alt {i}"} for i in range(40)],
-    )
+    pairs = [(f"cap {i}", f"alt {i}") for i in range(40)]
+    data = file_dataset(tmp_path, pairs, [f"eval {i}" for i in range(30)], width=8)
     write_jsonl(tmp_path / "docs.jsonl", [{"text": f"doc {i} has words in it"} for i in range(40)])
-    write_jsonl(tmp_path / "eval.jsonl", [{"text": f"eval {i}"} for i in range(30)])
-    np.save(tmp_path / "dino.npy", rng.normal(size=(30, 8)))
     raw = {
         "name": "f",
-        "data": {
-            "source": "files",
-            "pairs": "pairs.jsonl",
-            "documents": "docs.jsonl",
-            "eval": {"texts": "eval.jsonl", "features": {"dino": "dino.npy"}},
-            "max_len": 16,
-        },
+        "data": data | {"documents": "docs.jsonl", "max_len": 16},
         "eval": {"set": "toy-30"},
         "grid": {"objective": ["jepa_bad", "ntp"], "model": ["tiny"], "data_size": [32], "seed": [0]},
     }

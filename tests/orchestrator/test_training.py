@@ -1,7 +1,6 @@
 """Real tiny training runs: every objective reports at every checkpoint, runs are deterministic,
 a resumed run equals an uninterrupted one, and a planted collapse is flagged."""
 
-import json
 import math
 
 import numpy as np
@@ -20,6 +19,7 @@ from orchestrator.training.loop import (
 )
 from orchestrator.training.objectives import sigreg
 from orchestrator.training.presets import PRESETS, estimate_params
+from tests.datasets import file_dataset
 
 
 def trial(objective="jepa_good", size="2K", train=None, metrics=("mutual_knn@10",), seed=0):
@@ -138,24 +138,11 @@ def test_detect_collapse_cases():
 
 
 def test_a_trial_trains_on_file_data(tmp_path):
-    rng = np.random.default_rng(0)
-    rows = [
-        {"image_id": i, "caption_a": f"a red disc {i}", "caption_b": f"one circle, red {i}"}
-        for i in range(96)
-    ]
-    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    (tmp_path / "eval.jsonl").write_text("".join(json.dumps({"text": f"item {i}"}) + "\n" for i in range(40)))
-    np.save(tmp_path / "dino.npy", rng.normal(size=(40, 16)))
+    pairs = [(f"a red disc {i}", f"one circle, red {i}") for i in range(96)]
+    data = file_dataset(tmp_path, pairs, [f"item {i}" for i in range(40)], width=16)
     raw = {
         "name": "files",
-        "data": {
-            "source": "files",
-            "pairs": "pairs.jsonl",
-            "eval": {"texts": "eval.jsonl", "features": {"dino": "dino.npy"}},
-            "tokenizer": "bpe",
-            "vocab_size": 300,
-            "max_len": 24,
-        },
+        "data": data | {"tokenizer": "bpe", "vocab_size": 300, "max_len": 24},
         "eval": {"set": "toy-40", "metrics": ["mutual_knn@5", "cka"], "checkpoints": {"first": 32}},
         "grid": {"objective": ["jepa_good", "ntp"], "model": ["tiny"], "data_size": [96], "seed": [0]},
         "train": {"batch_size": 16},
