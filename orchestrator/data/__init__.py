@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from orchestrator.data.tokenizer import ByteTokenizer
 from orchestrator.data.world import vocabulary
 from orchestrator.spec import DataConfig
 
@@ -21,5 +22,5 @@ class TextShape:
 def text_shape(data: DataConfig) -> TextShape:
     if data.source == "world":
         return TextShape(len(vocabulary()), WORLD_MAX_LEN, WORLD_TOKENS_PER_SAMPLE)
-    vocab_size = 256 + 4 if data.tokenizer == "bytes" else data.vocab_size
+    vocab_size = ByteTokenizer.vocab_size if data.tokenizer == "bytes" else data.vocab_size
     return TextShape(vocab_size, data.max_len, 2 * data.max_len)
