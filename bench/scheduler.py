@@ -13,9 +13,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from orchestrator.scheduler import SweepOptions, run_sweep
-from orchestrator.sizes import parse_size
+from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import TrialConfig, load_spec
+from orchestrator.spec.sizes import parse_size
 
 SWEEP = Path(__file__).resolve().parents[1] / "sweeps" / "goodview_vs_ntp.yaml"
 
@@ -27,7 +27,7 @@ def _pool_trial(config_json: str, cache: str) -> int:
 
     torch.set_num_threads(1)
     rows: list = []
-    run_trial(TrialConfig.from_json(config_json), lambda c: rows.extend(c.rows), cache_dir=Path(cache))
+    run_trial(TrialConfig.from_json(config_json), lambda c: rows.extend(c.report.rows), cache_dir=Path(cache))
     return len(rows)
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import torch
 
 from orchestrator.data.stream import open_trial_data
-from orchestrator.sizes import parse_size
 from orchestrator.spec import parse_spec
+from orchestrator.spec.sizes import parse_size
 from orchestrator.training.loop import DEFAULT_CACHE, _build, _train_step, _trim, get_lr, run_trial
 
 

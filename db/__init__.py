@@ -1,14 +1,23 @@
-"""The SQL store: schema, `Store` and its errors. Imports nothing else of orch."""
+"""The SQL store: schema, migrations, `Store`, its errors and the typed rows it takes and gives.
+Imports nothing else of orch."""
 
-from db.schema import SCHEMA_VERSION, TRIAL_STATUSES
+from db.rows import CheckpointReport, Measurement, TrialMeasurement, TrialRow, TrialState, columns
+from db.schema import SCHEMA_VERSION, TRIAL_STATUSES, WIDTHS
 from db.store import NotFound, Store, StoreError, StoreURLError, mask_url
 
 __all__ = [
     "SCHEMA_VERSION",
     "TRIAL_STATUSES",
+    "WIDTHS",
+    "CheckpointReport",
+    "Measurement",
     "NotFound",
     "Store",
     "StoreError",
     "StoreURLError",
+    "TrialMeasurement",
+    "TrialRow",
+    "TrialState",
+    "columns",
     "mask_url",
 ]

@@ -1,5 +1,5 @@
 """The store's tables. `SCHEMA_VERSION` changes with every change here, and `db.migrations` says
-how an older store reaches it."""
+how an older store reaches it. A name has one width wherever it is stored (`WIDTHS`)."""
 
 from sqlalchemy import (
     Column,
@@ -17,6 +17,7 @@ from sqlalchemy import (
 __all__ = [
     "SCHEMA_VERSION",
     "TRIAL_STATUSES",
+    "WIDTHS",
     "baselines",
     "fits",
     "forecasts",
@@ -29,7 +30,16 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# The width of each kind of name, the same in every table that stores it.
+WIDTHS = {"key": 64, "sweep": 200, "objective": 64, "model": 128, "metric": 64, "reference": 128}
+WIDTHS |= {"eval_set": 128, "status": 16, "law": 32, "host": 255, "device": 64, "axis": 16}
+
+
+def _name(kind: str) -> String:
+    return String(WIDTHS[kind])
+
+
 TRIAL_STATUSES = ("pending", "running", "done", "failed", "collapsed", "interrupted")
 
 metadata = MetaData()
@@ -44,7 +54,7 @@ orch_meta = Table(
 sweeps = Table(
     "sweeps",
     metadata,
-    Column("name", String(200), primary_key=True),
+    Column("name", _name("sweep"), primary_key=True),
     Column("spec_text", Text, nullable=False),
     Column("spec_hash", String(64), nullable=False),
     Column("source", Text, nullable=False),
@@ -55,20 +65,20 @@ sweeps = Table(
 trials = Table(
     "trials",
     metadata,
-    Column("key", String(64), primary_key=True),
+    Column("key", _name("key"), primary_key=True),
     Column("config", Text, nullable=False),  # the TrialConfig's JSON
-    Column("objective", String(32), nullable=False),
-    Column("model", String(32), nullable=False),
+    Column("objective", _name("objective"), nullable=False),
+    Column("model", _name("model"), nullable=False),
     Column("n_params", Integer),  # measured from the module once the trial has built it
     Column("data_size", Integer, nullable=False),
     Column("seed", Integer, nullable=False),
     Column("budget_samples", Integer, nullable=False),
-    Column("status", String(16), nullable=False, default="pending"),
+    Column("status", _name("status"), nullable=False, default="pending"),
     Column("reason", Text),
     Column("attempts", Integer, nullable=False, default=0),
     Column("samples_seen", Integer, nullable=False, default=0),
-    Column("host", String(255)),
-    Column("device", String(64)),
+    Column("host", _name("host")),
+    Column("device", _name("device")),
     Column("created", Float, nullable=False),
     Column("started", Float),
     Column("finished", Float),
@@ -78,8 +88,8 @@ trials = Table(
 sweep_trials = Table(
     "sweep_trials",
     metadata,
-    Column("sweep", String(200), ForeignKey("sweeps.name", ondelete="CASCADE"), nullable=False),
-    Column("trial_key", String(64), ForeignKey("trials.key", ondelete="CASCADE"), nullable=False),
+    Column("sweep", _name("sweep"), ForeignKey("sweeps.name", ondelete="CASCADE"), nullable=False),
+    Column("trial_key", _name("key"), ForeignKey("trials.key", ondelete="CASCADE"), nullable=False),
     Column("held_out", Integer, nullable=False, default=0),
     PrimaryKeyConstraint("sweep", "trial_key"),
 )
@@ -88,11 +98,11 @@ measurements = Table(
     "measurements",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("trial_key", String(64), ForeignKey("trials.key", ondelete="CASCADE"), nullable=False),
+    Column("trial_key", _name("key"), ForeignKey("trials.key", ondelete="CASCADE"), nullable=False),
     Column("samples_seen", Integer, nullable=False),
-    Column("metric", String(64), nullable=False),  # 'mutual_knn@10', or 'mutual_knn@10/layer2'
-    Column("reference", String(64), nullable=False),
-    Column("eval_set", String(64), nullable=False),
+    Column("metric", _name("metric"), nullable=False),  # 'mutual_knn@10', or 'mutual_knn@10/layer2'
+    Column("reference", _name("reference"), nullable=False),
+    Column("eval_set", _name("eval_set"), nullable=False),
     Column("value", Float, nullable=False),
     Column("step", Integer, nullable=False),
     Column("flops", Float, nullable=False),
@@ -105,11 +115,11 @@ baselines = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("source", Text, nullable=False),
-    Column("model", String(128), nullable=False),
-    Column("objective", String(64), nullable=False),
-    Column("metric", String(64), nullable=False),
-    Column("reference", String(128), nullable=False),
-    Column("eval_set", String(64), nullable=False),
+    Column("model", _name("model"), nullable=False),
+    Column("objective", _name("objective"), nullable=False),
+    Column("metric", _name("metric"), nullable=False),
+    Column("reference", _name("reference"), nullable=False),
+    Column("eval_set", _name("eval_set"), nullable=False),
     Column("samples", Float),  # None when the source gives no sample count
     Column("value", Float, nullable=False),
     Column("note", Text, nullable=False, default=""),
@@ -129,13 +139,13 @@ fits = Table(
     "fits",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("sweep", String(200), nullable=False),
-    Column("objective", String(32), nullable=False),
-    Column("model", String(32), nullable=False),
-    Column("metric", String(64), nullable=False),
-    Column("reference", String(64), nullable=False),
-    Column("eval_set", String(64), nullable=False),
-    Column("law", String(32), nullable=False),
+    Column("sweep", _name("sweep"), nullable=False),
+    Column("objective", _name("objective"), nullable=False),
+    Column("model", _name("model"), nullable=False),
+    Column("metric", _name("metric"), nullable=False),
+    Column("reference", _name("reference"), nullable=False),
+    Column("eval_set", _name("eval_set"), nullable=False),
+    Column("law", _name("law"), nullable=False),
     Column("params", Text, nullable=False),  # JSON: values, errors, covariance
     Column("flags", Text, nullable=False),  # JSON list
     Column("provenance", Text, nullable=False),  # JSON: bounds, starts, filters, versions
@@ -147,12 +157,12 @@ forecasts = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("fit_id", Integer, ForeignKey("fits.id", ondelete="CASCADE"), nullable=False),
-    Column("sweep", String(200), nullable=False),
-    Column("objective", String(32), nullable=False),
-    Column("model", String(32), nullable=False),
-    Column("metric", String(64), nullable=False),
-    Column("reference", String(64), nullable=False),
-    Column("eval_set", String(64), nullable=False),
+    Column("sweep", _name("sweep"), nullable=False),
+    Column("objective", _name("objective"), nullable=False),
+    Column("model", _name("model"), nullable=False),
+    Column("metric", _name("metric"), nullable=False),
+    Column("reference", _name("reference"), nullable=False),
+    Column("eval_set", _name("eval_set"), nullable=False),
     Column("samples", Float, nullable=False),
     Column("seeds", Integer, nullable=False),
     Column("prediction", Float, nullable=False),
@@ -169,17 +179,17 @@ gaps = Table(
     "gaps",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("sweep", String(200), nullable=False),
-    Column("faster", String(32), nullable=False),
-    Column("slower", String(32), nullable=False),
-    Column("model", String(32), nullable=False),
-    Column("metric", String(64), nullable=False),
-    Column("reference", String(64), nullable=False),
+    Column("sweep", _name("sweep"), nullable=False),
+    Column("faster", _name("objective"), nullable=False),
+    Column("slower", _name("objective"), nullable=False),
+    Column("model", _name("model"), nullable=False),
+    Column("metric", _name("metric"), nullable=False),
+    Column("reference", _name("reference"), nullable=False),
     Column("target", Float, nullable=False),
     Column("ratio", Float),  # None when A never reaches the target
     Column("ratio_low", Float),  # None without an interval (published single checkpoints)
     Column("ratio_high", Float),
-    Column("axis", String(16), nullable=False),  # samples | flops
+    Column("axis", _name("axis"), nullable=False),  # samples | flops
     Column("flags", Text, nullable=False),
     Column("created", Float, nullable=False),
 )

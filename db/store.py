@@ -16,7 +16,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from db import schema
+from db import migrations, schema
+from db.rows import CheckpointReport, Measurement, TrialMeasurement, TrialRow, TrialState, columns
 from db.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -93,14 +94,15 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 class Store:
     """The record of sweeps, trials, measurements, baselines, fits, forecasts and gaps."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, upgrade: bool = False) -> None:
         self.url = mask_url(url)
         self._engine = _engine_for(url)
-        self._ensure_schema()
+        self.upgraded_from = self._ensure_schema(upgrade)
 
     @classmethod
-    def open(cls, url: str) -> "Store":
-        return cls(url)
+    def open(cls, url: str, upgrade: bool = False) -> "Store":
+        """The store at `url`, created when new; `upgrade` migrates an older schema in place."""
+        return cls(url, upgrade)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -119,22 +121,27 @@ class Store:
         dialect = sqlite if self._engine.dialect.name == "sqlite" else postgresql
         return dialect.insert(table)
 
-    def _ensure_schema(self) -> None:
+    def _ensure_schema(self, upgrade: bool) -> int | None:
+        """Create a new store's tables; return the version an older store was upgraded from."""
         found = self._retrying(self._schema_version)
         if found is None:
             self._retrying(self._create_schema)
-            return
+            return None
         if found > SCHEMA_VERSION:
             raise StoreError(
                 f"store {self.url} was written by schema {found}, this orch reads "
                 f"{SCHEMA_VERSION}: upgrade orch"
             )
-        if found < SCHEMA_VERSION:
+        if found == SCHEMA_VERSION:
+            return None
+        if not upgrade:
             raise StoreError(
                 f"store {self.url} was written by schema {found}, this orch reads "
-                f"{SCHEMA_VERSION} and has no migration from it: open it with the orch "
-                "that wrote it"
+                f"{SCHEMA_VERSION}: run 'orch --store {self.url} db upgrade' (it keeps every row)"
             )
+        with self.session_scope() as connection:
+            migrations.upgrade(connection, found)
+        return found
 
     @staticmethod
     def _retrying(action: Any) -> Any:
@@ -171,7 +178,7 @@ class Store:
     # sweeps and trials -------------------------------------------------------------------
 
     def record_sweep(
-        self, name: str, spec_text: str, spec_hash: str, source: str, trial_rows: Sequence[dict]
+        self, name: str, spec_text: str, spec_hash: str, source: str, trial_rows: Sequence[TrialRow]
     ) -> None:
         """Register a sweep and its trials (as pending where new); existing trials are kept."""
         now = time.time()
@@ -186,8 +193,8 @@ class Store:
                 )
             )
             for row in trial_rows:
-                held_out = int(row.get("held_out", False))
-                fields = {k: v for k, v in row.items() if k != "held_out"}
+                held_out = int(row.held_out)
+                fields = {k: getattr(row, k) for k in columns(TrialRow) if k != "held_out"}
                 connection.execute(
                     self._insert(schema.trials)
                     .values(**fields, status="pending", attempts=0, samples_seen=0)
@@ -196,7 +203,7 @@ class Store:
                 )
                 connection.execute(
                     self._insert(schema.sweep_trials)
-                    .values(sweep=name, trial_key=row["key"], held_out=held_out)
+                    .values(sweep=name, trial_key=row.key, held_out=held_out)
                     .on_conflict_do_update(index_elements=["sweep", "trial_key"], set_={"held_out": held_out})
                 )
 
@@ -259,30 +266,42 @@ class Store:
                 .values(reason=reason, updated=time.time())
             )
 
-    def set_progress(self, key: str, samples_seen: int, **fields: Any) -> None:
+    def record_checkpoint(self, report: CheckpointReport) -> int:
+        """Write a checkpoint's rows and the trial's progress in one transaction; returns rows added."""
         with self.session_scope() as connection:
+            added = self._insert_measurements(connection, report.rows)
             connection.execute(
                 update(schema.trials)
-                .where(schema.trials.c.key == key)
-                .values(samples_seen=samples_seen, updated=time.time(), **fields)
+                .where(schema.trials.c.key == report.trial_key)
+                .values(
+                    samples_seen=report.samples_seen,
+                    n_params=report.n_params,
+                    host=report.host,
+                    device=report.device,
+                    updated=time.time(),
+                )
             )
+        return added
 
     # measurements ------------------------------------------------------------------------
 
-    def write_measurements(self, rows: Sequence[dict]) -> int:
+    def write_measurements(self, rows: Sequence[Measurement]) -> int:
         """Insert rows, skipping any whose unique tuple is already stored; returns rows added."""
+        with self.session_scope() as connection:
+            return self._insert_measurements(connection, rows)
+
+    def _insert_measurements(self, connection: Connection, rows: Sequence[Measurement]) -> int:
         if not rows:
             return 0
-        with self.session_scope() as connection:
-            result = connection.execute(
-                self._insert(schema.measurements)
-                .on_conflict_do_nothing(
-                    index_elements=["trial_key", "samples_seen", "metric", "reference", "eval_set"]
-                )
-                .returning(schema.measurements.c.id),
-                list(rows),
+        result = connection.execute(
+            self._insert(schema.measurements)
+            .on_conflict_do_nothing(
+                index_elements=["trial_key", "samples_seen", "metric", "reference", "eval_set"]
             )
-            return len(result.all())
+            .returning(schema.measurements.c.id),
+            [{name: getattr(row, name) for name in columns(Measurement)} for row in rows],
+        )
+        return len(result.all())
 
     def sweep_names(self) -> list[str]:
         with self.session_scope() as connection:
@@ -300,14 +319,14 @@ class Store:
         query = select(t, st.c.sweep, st.c.held_out).join(st, st.c.trial_key == t.c.key)
         if sweep is not None:
             query = query.where(st.c.sweep == sweep)
-        return self._frame(query.order_by(t.c.created, t.c.key))
+        return self._frame(query.order_by(t.c.created, t.c.key), TrialState)
 
     def measurements_frame(self, sweep: str | None = None) -> "pd.DataFrame":
         """Measurements joined with their trial's columns (objective, model, data size, seed)."""
         m, t, st = schema.measurements, schema.trials, schema.sweep_trials
         query = (
             select(
-                m,
+                *(c for c in m.c if c.name != "id"),
                 t.c.objective,
                 t.c.model,
                 t.c.n_params,
@@ -323,14 +342,18 @@ class Store:
         )
         if sweep is not None:
             query = query.where(st.c.sweep == sweep)
-        return self._frame(query.order_by(m.c.trial_key, m.c.samples_seen, m.c.metric))
+        return self._frame(query.order_by(m.c.trial_key, m.c.samples_seen, m.c.metric), TrialMeasurement)
 
-    def _frame(self, query: Any) -> "pd.DataFrame":
+    def _frame(self, query: Any, row_type: type | None = None) -> "pd.DataFrame":
+        """The query's rows as a frame; with `row_type`, its columns are that type's fields, in order."""
         import pandas as pd  # imported here so that the CLI starts without it
 
         with self.session_scope() as connection:
             result = connection.execute(query)
-            return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
+            names = list(result.keys())
+            if row_type is not None and names != columns(row_type):
+                raise StoreError(f"store {self.url}: query columns {names} are not {row_type.__name__}'s")
+            return pd.DataFrame(result.fetchall(), columns=names)
 
     # published baselines, fits, forecasts, gaps -----------------------------------------
 

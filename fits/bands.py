@@ -6,15 +6,15 @@ PI (a new k-seed mean): f(S) +- q sqrt(g' C g + sigma_seed^2 / k).
 q is Student's t at the seed-noise degrees of freedom (normal when those are unknown).
 """
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 from fits.fit import NEAR_ASYMPTOTE, CurvePoints, FitResult
 from fits.laws import LAWS
+from fits.level import LEVEL, Z, quantile
 
-__all__ = ["Forecast", "forecast", "gradient", "score_holdout"]
+__all__ = ["Forecast", "forecast", "gradient", "score_holdout", "within_noise"]
 
 
 def gradient(fit: FitResult, samples: np.ndarray) -> np.ndarray:
@@ -30,11 +30,6 @@ def gradient(fit: FitResult, samples: np.ndarray) -> np.ndarray:
     return np.column_stack(columns)
 
 
-def _quantile(level: float, dof: int | None) -> float:
-    tail = 0.5 + level / 2
-    return float(stats.t.ppf(tail, dof)) if dof and dof > 0 else float(stats.norm.ppf(tail))
-
-
 @dataclass(frozen=True)
 class Forecast:
     samples: float
@@ -47,9 +42,14 @@ class Forecast:
     extrapolation: float  # S / largest fitted S (1 inside the range)
     flags: tuple[str, ...]
 
+    def as_dict(self) -> dict:
+        """The keys `orch fit --json` shows for a forecast."""
+        keys = ("samples", "seeds", "prediction", "ci", "pi", "extrapolation", "flags")
+        return {key: value for key, value in asdict(self).items() if key in keys}
+
 
 def forecast(
-    fit: FitResult, points: CurvePoints, samples: float, seeds: int = 3, level: float = 0.95
+    fit: FitResult, points: CurvePoints, samples: float, seeds: int = 3, level: float = LEVEL
 ) -> Forecast:
     """The fitted mean at S with a CI, and a PI for the mean of `seeds` new seeds."""
     g = gradient(fit, np.array([samples]))[0]
@@ -57,7 +57,7 @@ def forecast(
     sigma_mean = float(np.sqrt(max(variance, 0.0)))
     seed_sd = points.sigma_seed if np.isfinite(points.sigma_seed) else 0.0
     sigma_pred = float(np.sqrt(sigma_mean**2 + seed_sd**2 / seeds))
-    q = _quantile(level, points.pooled_df)
+    q = quantile(level, points.pooled_df)
     prediction = float(fit.predict(samples))
     low, high = fit.samples_range
     extrapolation = (
@@ -84,8 +84,13 @@ def forecast(
 
 
 def score_holdout(prediction: Forecast, observed_mean: float) -> float:
-    """z = (observed mean - prediction) / sqrt(sigma_pred^2 + sigma_seed^2 / k); |z| <= 1.96 is
+    """z = (observed mean - prediction) / sqrt(sigma_pred^2 + sigma_seed^2 / k); |z| <= Z is
     within seed noise (sigma_pred here already holds the k-seed term)."""
     if prediction.sigma_pred <= 0:
         return float("inf") if observed_mean != prediction.prediction else 0.0
     return float((observed_mean - prediction.prediction) / prediction.sigma_pred)
+
+
+def within_noise(z: float) -> bool:
+    """Whether a held-out cell's z lies inside the two-sided band at LEVEL."""
+    return abs(z) <= Z

@@ -88,7 +88,7 @@ class FitResult:
     samples_range: tuple[float, float] = (0.0, 0.0)
     starts: dict[str, float] = field(default_factory=dict)
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
-    report: str = ""
+    lmfit_summary: str = ""  # lmfit's own fit report, kept for provenance
 
     def predict(self, samples) -> np.ndarray:
         return LAWS[self.law].function(np.asarray(samples, dtype=float), **self.values)
@@ -152,7 +152,7 @@ def fit_curve(points: CurvePoints, law: Law | str) -> FitResult:
         samples_range=(float(S.min()), float(S.max())),
         starts=starts,
         bounds=bounds,
-        report=result.fit_report(),
+        lmfit_summary=result.fit_report(),
     )
     fit.lof_p = lack_of_fit(points, fit)
     if fit.lof_p is not None and fit.lof_p < 0.05:

@@ -8,10 +8,11 @@ function theorem: d N*/d theta_A = -(df_A/d theta_A) / (df_A/dN), and through a*
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from fits.bands import gradient
 from fits.fit import FitResult
+from fits.level import LEVEL, quantile
 
 __all__ = ["Gap", "invert", "sample_gap"]
 
@@ -52,7 +53,7 @@ def sample_gap(
     samples_b: float,
     observed_b: float | None = None,
     observed_sigma_b: float = 0.0,
-    level: float = 0.95,
+    level: float = LEVEL,
 ) -> Gap:
     """R = S_B / N_A* with a delta-method interval on log R, and the flags that apply.
 
@@ -89,7 +90,7 @@ def sample_gap(
         (float(g_a @ fit_a.covariance @ g_a) + target_var) / (samples_a * slope) ** 2 if slope > 0 else np.inf
     )
     ratio = samples_b / samples_a
-    q = float(stats.norm.ppf(0.5 + level / 2))
+    q = quantile(level)
     spread = q * float(np.sqrt(variance)) if np.isfinite(variance) else np.inf
     interval = (ratio * float(np.exp(-spread)), ratio * float(np.exp(spread)))
     return Gap(target, samples_b, samples_a, ratio, interval, flags)

@@ -1,16 +1,31 @@
-"""The one place `fits` reads the store: measurements as a frame, trial recipes, baselines."""
+"""The one place `fits` touches the store: it reads measurements, trial recipes, baselines and
+earlier forecasts, and writes one fit run (fits, forecasts, gaps) in one transaction."""
 
 import json
+import time
+from dataclasses import asdict
 
+import lmfit
+import numpy as np
 import pandas as pd
 
 from db import Store
+from fits.results import CurveFit, FitRun, GapEstimate
+from orchestrator.spec import TrialConfig
 
-__all__ = ["flops_per_sample", "load_measurements", "recipes"]
+__all__ = [
+    "flops_per_sample",
+    "load_baselines",
+    "load_earlier_forecasts",
+    "load_measurements",
+    "recipes",
+    "save_fit_run",
+]
 
 
 def load_measurements(store: Store, sweep: str, metric: str, reference: str | None) -> pd.DataFrame:
-    """One metric's measurements of the sweep's done trials, with trial columns and `is_final`."""
+    """One metric's measurements of the sweep's done trials (`TrialMeasurement` columns), with
+    `is_final` and a boolean `held_out`."""
     frame = store.measurements_frame(sweep)
     frame = frame[(frame.metric == metric) & (frame.status == "done")]
     if reference is not None:
@@ -23,10 +38,10 @@ def load_measurements(store: Store, sweep: str, metric: str, reference: str | No
 
 def recipes(store: Store, sweep: str) -> dict[str, dict]:
     """Objective -> the train recipe its trials used (the first trial's, per objective)."""
-    trials = store.trials_frame(sweep)
     found: dict[str, dict] = {}
-    for row in trials.itertuples():
-        found.setdefault(row.objective, json.loads(row.config)["train"])
+    for row in store.trials_frame(sweep).itertuples():
+        if row.objective not in found:
+            found[row.objective] = asdict(TrialConfig.from_json(row.config).train)
     return found
 
 
@@ -34,3 +49,75 @@ def flops_per_sample(frame: pd.DataFrame) -> dict[str, float]:
     """Objective -> training FLOPs per sample, from the final checkpoints."""
     final = frame[frame.is_final & (frame.samples_seen > 0)]
     return {name: float((g.flops / g.samples_seen).median()) for name, g in final.groupby("objective")}
+
+
+def load_baselines(store: Store) -> pd.DataFrame:
+    return store.baselines_frame()
+
+
+def load_earlier_forecasts(store: Store, sweep: str) -> pd.DataFrame:
+    return store.forecasts_frame(sweep)
+
+
+def save_fit_run(store: Store, run: FitRun) -> None:
+    """Every curve's fit with its forecasts, then the gaps, as one transaction."""
+    now = time.time()
+    fits = [(_fit_row(run, curve, now), _forecast_rows(run.sweep, curve, now)) for curve in run.curves]
+    store.write_fit_run(fits, [row for gap in run.gaps for row in _gap_rows(run.sweep, gap, now)])
+
+
+def _fit_row(run: FitRun, curve: CurveFit, now: float) -> dict:
+    fit = curve.fit
+    provenance = {
+        "bounds": {k: list(v) for k, v in fit.bounds.items()},
+        "starts": fit.starts,
+        "points": run.options.points,
+        "min_samples": run.options.min_samples,
+        "holdout": sorted({h.samples for h in curve.held_out}),
+        "backtest": curve.backtest,
+        "versions": {"lmfit": lmfit.__version__, "numpy": np.__version__},
+    }
+    params = {"values": fit.values, "errors": fit.errors, "covariance": fit.covariance.tolist()}
+    return {
+        "sweep": run.sweep,
+        **curve.key,
+        "law": fit.law,
+        "params": json.dumps(params),
+        "flags": json.dumps(fit.flags),
+        "provenance": json.dumps(provenance, default=float),
+        "created": now,
+    }
+
+
+def _forecast_rows(sweep: str, curve: CurveFit, now: float) -> list[dict]:
+    return [
+        {
+            "sweep": sweep,
+            **curve.key,
+            "samples": f.samples,
+            "seeds": f.seeds,
+            "prediction": f.prediction,
+            "ci_low": f.ci[0],
+            "ci_high": f.ci[1],
+            "pi_low": f.pi[0],
+            "pi_high": f.pi[1],
+            "extrapolation": f.extrapolation,
+            "flags": json.dumps(list(f.flags)),
+            "created": now,
+        }
+        for f in curve.forecasts
+    ]
+
+
+def _gap_rows(sweep: str, gap: GapEstimate, now: float) -> list[dict]:
+    """The gap on the samples axis and, where FLOPs are known, on the FLOPs axis."""
+    base = {k: getattr(gap, k) for k in ("faster", "slower", "model", "metric", "reference", "target")}
+    low, high = gap.interval or (None, None)
+    rows = [{"ratio": gap.ratio, "ratio_low": low, "ratio_high": high, "axis": "samples"}]
+    if gap.flops_ratio is not None:
+        scale = gap.flops_ratio / gap.ratio
+        scaled = (None, None) if low is None else (low * scale, high * scale)
+        rows.append(
+            {"ratio": gap.flops_ratio, "ratio_low": scaled[0], "ratio_high": scaled[1], "axis": "flops"}
+        )
+    return [{"sweep": sweep, **base, **row, "flags": json.dumps(gap.flags), "created": now} for row in rows]

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from orchestrator.metric_names import parse_metric
+from orchestrator.spec.catalog import METRICS, parse_metric
 
 __all__ = [
-    "FROM_NEIGHBOURS",
     "AlignmentError",
     "Neighbours",
     "cka",
@@ -33,6 +32,7 @@ __all__ = [
     "cycle_knn",
     "cycle_knn_from",
     "knn",
+    "mapped_retrieval",
     "max_over_layers",
     "metric_function",
     "mutual_knn",
@@ -40,7 +40,10 @@ __all__ = [
     "neighbours",
     "prepare",
     "retrieval",
+    "retrieval_i2t",
+    "retrieval_t2i",
     "rotation_alignment",
+    "scorer",
     "svcca",
 ]
 
@@ -221,13 +224,6 @@ def cknna(a: Array, b: Array, k: int = 10) -> float:
     if ta.shape[0] <= 3:
         raise AlignmentError(f"unbiased estimators need n > 3 rows, got {ta.shape[0]}")
     return cknna_from(neighbours(ta, k), neighbours(tb, k))
-
-
-FROM_NEIGHBOURS: dict[str, Callable[[Neighbours, Neighbours], float]] = {
-    "mutual_knn": mutual_knn_from,
-    "cycle_knn": cycle_knn_from,
-    "cknna": cknna_from,
-}
 
 
 def _cross_moments(x: torch.Tensor, y: torch.Tensor, block_rows: int) -> dict[str, torch.Tensor]:
@@ -432,23 +428,51 @@ def _anchors(x: torch.Tensor, count: int, placement: str, seed: int) -> torch.Te
     return torch.tensor(chosen, device=x.device)
 
 
+def mapped_retrieval(text_fit: Array, image_fit: Array, text: Array, image: Array) -> torch.Tensor:
+    """The text rows mapped into the image space by least squares fitted on held-back pairs."""
+    mapping = torch.linalg.lstsq(_tensor(text_fit).double(), _tensor(image_fit).double()).solution
+    return _tensor(text).double() @ mapping
+
+
+def retrieval_t2i(text: Array, image: Array, k: int, text_fit: Array, image_fit: Array) -> float:
+    """R@k of each text's image among all images, after the text -> image map (`mapped_retrieval`)."""
+    return retrieval(mapped_retrieval(text_fit, image_fit, text, image), _tensor(image).double(), k)
+
+
+def retrieval_i2t(text: Array, image: Array, k: int, text_fit: Array, image_fit: Array) -> float:
+    """R@k of each image's text among all mapped texts (the same map as `retrieval_t2i`)."""
+    return retrieval(_tensor(image).double(), mapped_retrieval(text_fit, image_fit, text, image), k)
+
+
+def neighbour_scorer(name: str) -> Callable[[Neighbours, Neighbours], float] | None:
+    """The function that scores two k-NN lists for a metric built from them, else None."""
+    return _FROM_NEIGHBOURS.get(parse_metric(name).name)
+
+
+def scorer(name: str) -> Callable[..., float]:
+    """A metric's own function: (a, b), (a, b, k), or (text, image, k, text_fit, image_fit)."""
+    return _SCORERS[parse_metric(name).name]
+
+
 def metric_function(name: str) -> Callable[[Array, Array], float]:
-    """The scorer for a sweep file's metric name, e.g. 'mutual_knn@10' or 'cka'."""
+    """The scorer for a metric name, e.g. 'mutual_knn@10' or 'cka', on two row-paired matrices.
+
+    A metric that needs a map (retrieval) fits it on the first half of the rows and scores the
+    second half, so no pair is scored by a map that saw it.
+    """
     parsed = parse_metric(name)
-    scorers: dict[str, Callable[..., float]] = {
-        "mutual_knn": mutual_knn,
-        "cycle_knn": cycle_knn,
-        "cknna": cknna,
-        "cka": cka,
-        "cka_unbiased": cka_unbiased,
-        "svcca": svcca,
-        "retrieval_t2i": retrieval,
-        "retrieval_i2t": lambda a, b, k: retrieval(b, a, k),
-    }
-    scorer = scorers[parsed.name]
+    score = _SCORERS[parsed.name]
+    if parsed.metric.needs_map:
+
+        def split_and_score(a: Array, b: Array) -> float:
+            ta, tb = _pair(a, b)
+            half = ta.shape[0] // 2
+            return score(ta[half:], tb[half:], parsed.k, ta[:half], tb[:half])
+
+        return split_and_score
     if parsed.k is None:
-        return scorer
-    return lambda a, b: scorer(a, b, parsed.k)
+        return score
+    return lambda a, b: score(a, b, parsed.k)
 
 
 def max_over_layers(
@@ -462,3 +486,11 @@ def max_over_layers(
             if value > best[0]:
                 best = (value, i, j)
     return best
+
+
+# Each catalog entry's functions, looked up once: a metric named in the catalog without its
+# function here fails at import, not in a running trial.
+_SCORERS: dict[str, Callable[..., float]] = {name: globals()[m.scorer] for name, m in METRICS.items()}
+_FROM_NEIGHBOURS: dict[str, Callable[[Neighbours, Neighbours], float]] = {
+    name: globals()[m.from_neighbours] for name, m in METRICS.items() if m.from_neighbours
+}

@@ -5,7 +5,7 @@ import math
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.sizes import SizeError, parse_size
+from orchestrator.spec.sizes import SizeError, parse_size
 
 __all__ = ["COLUMNS", "read_baselines"]
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from db import Store, StoreError, StoreURLError, mask_url
+from db import SCHEMA_VERSION, Store, StoreError, StoreURLError, mask_url
 from orchestrator import __version__
 from orchestrator.errors import InputError, OrchError
-from orchestrator.sizes import SizeError, format_size, parse_size
+from orchestrator.render import render_table
 from orchestrator.spec import DEFAULT_STORE, load_spec
-from orchestrator.tables import render_table
+from orchestrator.spec.sizes import SizeError, format_size, parse_size
 
 __all__ = ["cli", "main"]
 
@@ -84,7 +84,7 @@ def sweep(
         orch sweep sweeps/goodview_vs_ntp.yaml
         orch sweep sweeps/goodview_vs_ntp_paper.yaml --dry-run
     """
-    from orchestrator.plan import plan, totals
+    from orchestrator.run.plan import plan, totals
 
     spec = load_spec(sweep_file)
     url = _store_url(ctx, spec.store)
@@ -101,15 +101,28 @@ def sweep(
                 + ", ".join(f"{n} {state}" for state, n in sorted(summary["by_state"].items()))
             )
         return
-    from orchestrator.scheduler import SweepOptions, run_sweep
+    from orchestrator.run.scheduler import SweepOptions, run_sweep
 
-    options = SweepOptions(max_concurrent=max_concurrent, retries=retries, address=address, num_cpus=num_cpus)
+    options = SweepOptions(
+        max_concurrent=max_concurrent,
+        retries=retries,
+        address=address,
+        num_cpus=num_cpus,
+        progress=_to_stderr,
+        live=sys.stderr.isatty(),
+    )
     outcome = run_sweep(spec, url, options)
     if as_json:
         _emit_json(outcome.as_dict())
     else:
         click.echo(outcome.summary())
     ctx.exit(outcome.exit_code)
+
+
+def _to_stderr(text: str) -> None:
+    """Where a sweep's progress goes: stderr, flushed (stdout is data)."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
 
 
 def _known_statuses(url: str, keys: list[str]) -> dict[str, str]:
@@ -167,7 +180,7 @@ def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
         orch status
         orch status goodview_vs_ntp --json
     """
-    from orchestrator.progress import sweep_status
+    from orchestrator.run.status import sweep_status
 
     url = _store_url(ctx)
     store = Store.open(url) if _store_exists(url) else None  # never create a store to read it
@@ -176,13 +189,13 @@ def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
         raise InputError(
             f"sweep {sweep_name!r} is not in {mask_url(url)} (sweeps there: {', '.join(known) or 'none'})"
         )
-    report = [sweep_status(store, name) for name in ([sweep_name] if sweep_name else known)]
+    statuses = [sweep_status(store, name) for name in ([sweep_name] if sweep_name else known)]
     if as_json:
-        _emit_json({"store": mask_url(url), "sweeps": report})
+        _emit_json({"store": mask_url(url), "sweeps": statuses})
         return
-    if not report:
+    if not statuses:
         click.echo(f"no sweeps in {mask_url(url)}", err=True)
-    for entry in report:
+    for entry in statuses:
         click.echo(f"sweep {entry['name']}: " + _counts_line(entry["totals"]))
         headers = ["key", "objective", "model", "data_size", "seed", "status", "progress"]
         headers += ["attempts", "reason"]
@@ -241,6 +254,30 @@ def align(features_a: str, features_b: str, metrics: tuple[str, ...], clamp: boo
 
 
 @cli.group()
+def db() -> None:
+    """The store itself."""
+
+
+@db.command("upgrade")
+@click.pass_context
+def db_upgrade(ctx: click.Context) -> None:
+    """Bring a store written by an older orch to this orch's schema, in place, keeping every row.
+
+    \b
+        orch --store sqlite:///orch.db db upgrade
+    """
+    url = _store_url(ctx)
+    if not _store_exists(url):
+        raise InputError(f"store {mask_url(url)} does not exist (nothing to upgrade)")
+    store = Store.open(url, upgrade=True)
+    if store.upgraded_from is None:
+        click.echo(f"store {store.url} is already at schema {SCHEMA_VERSION}", err=True)
+    else:
+        done = f"upgraded from schema {store.upgraded_from} to {SCHEMA_VERSION}"
+        click.echo(f"store {store.url} {done}", err=True)
+
+
+@cli.group()
 def baselines() -> None:
     """Published results to show beside measured curves."""
 
@@ -291,7 +328,8 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
         orch fit goodview_vs_ntp --gap jepa_good:ntp --at 256K
     """
     from fits.fit import FitError
-    from fits.report import FitOptions, run_fit
+    from fits.results import FitOptions
+    from fits.run import run_fit
 
     url = _store_url(ctx)
     if not _store_exists(url):
@@ -316,7 +354,7 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
 
 
 def _fit_text(result: Any) -> str:
-    from fits.tables import calibration_line, sections
+    from fits.report.markdown import calibration_line, sections
 
     parts = [f"{title}\n{render_table(headers, rows)}" for title, headers, rows in sections(result) if rows]
     parts += [line] if (line := calibration_line(result)) else []

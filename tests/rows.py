@@ -1,7 +1,9 @@
 """Rows as the store takes them, for tests that fill a store directly."""
 
+from db import Measurement, TrialRow
 
-def trial_row(key: str, **fields) -> dict:
+
+def trial_row(key: str, **fields) -> TrialRow:
     row = {
         "key": key,
         "config": "{}",
@@ -11,4 +13,19 @@ def trial_row(key: str, **fields) -> dict:
         "seed": 0,
         "budget_samples": 4000,
     }
-    return row | fields
+    return TrialRow(**(row | fields))
+
+
+def measurement(key: str, samples_seen: int, **fields) -> Measurement:
+    row = {
+        "trial_key": key,
+        "samples_seen": samples_seen,
+        "metric": "mutual_knn@10",
+        "reference": "factor_mlp",
+        "eval_set": "world-1024",
+        "value": 0.1,
+        "step": samples_seen // 32,
+        "flops": 1e9,
+        "wall_s": 1.0,
+    }
+    return Measurement(**(row | fields))

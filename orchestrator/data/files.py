@@ -11,14 +11,11 @@ Every problem is a `DataError` naming the file (and line or column where there i
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from orchestrator.errors import InputError
-
-if TYPE_CHECKING:
-    from orchestrator.spec import DataConfig
+from orchestrator.spec import DataConfig
 
 __all__ = ["DataError", "check_files", "iter_documents", "iter_pairs", "read_eval"]
 
@@ -90,7 +87,7 @@ def iter_documents(path: Path) -> Iterator[tuple[str, str]]:
             yield " ".join(words[:middle]), " ".join(words[middle:])
 
 
-def check_files(data: "DataConfig") -> None:
+def check_files(data: DataConfig) -> None:
     """Fail fast on the driver: every file exists, the first rows parse, the eval set aligns."""
     next(iter_pairs(data.resolve(data.pairs)), None)
     if data.documents is not None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from orchestrator.data import WORLD_MAX_LEN
 from orchestrator.data import world as world_module
 from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_eval
+from orchestrator.data.shape import WORLD_MAX_LEN
 from orchestrator.data.tokenizer import (
     BpeTokenizer,
     ByteTokenizer,

@@ -1,7 +1,8 @@
 """Tokenizers that need no download: the world's own words, raw bytes, or a BPE trained on the
 trial's training text and cached by the text's content hash.
 
-Every tokenizer shares the four special ids of `world.SPECIALS`: pad 0, cls 1, sep 2, eos 3.
+Every tokenizer shares the four special ids of `SPECIALS`: pad 0, cls 1, sep 2, eos 3. Padding
+is `PAD` everywhere: the encoders and losses read it from here.
 """
 
 import hashlib
@@ -11,9 +12,19 @@ from typing import Protocol
 
 import numpy as np
 
-from orchestrator.data.world import CLS, EOS, PAD, SEP, SPECIALS
+__all__ = [
+    "PAD",
+    "SPECIALS",
+    "BpeTokenizer",
+    "ByteTokenizer",
+    "Tokenizer",
+    "WordTokenizer",
+    "encode_examples",
+    "encode_texts",
+]
 
-__all__ = ["BpeTokenizer", "ByteTokenizer", "Tokenizer", "WordTokenizer", "encode_examples"]
+SPECIALS = ("[pad]", "[cls]", "[sep]", "[eos]")
+PAD, CLS, SEP, EOS = range(len(SPECIALS))
 
 
 class Tokenizer(Protocol):

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from orchestrator.data.tokenizer import SPECIALS
+
 __all__ = [
     "REFERENCES",
     "Scene",
@@ -57,8 +59,6 @@ SETTING_TINT = np.array(
 )
 REFERENCES = ("render_cnn", "factor_mlp")
 FEATURE_WIDTH = 128
-SPECIALS = ("[pad]", "[cls]", "[sep]", "[eos]")
-PAD, CLS, SEP, EOS = range(4)
 STREAM_TRAIN, STREAM_EVAL, STREAM_RETRIEVAL, STREAM_ENCODER = 1, 2, 3, 4
 BLOCK = 4096
 

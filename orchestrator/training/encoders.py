@@ -4,7 +4,8 @@ head for NTP. Both return every layer's hidden states so alignment can be read p
 import torch
 from torch import nn
 
-from orchestrator.training.presets import PROJECTOR_WIDTH, Preset
+from orchestrator.data.tokenizer import PAD
+from orchestrator.spec.catalog import PROJECTOR_WIDTH, Preset
 
 __all__ = ["TextEncoder", "masked_mean"]
 
@@ -46,7 +47,7 @@ class TextEncoder(nn.Module):
     def hidden_states(self, tokens: torch.Tensor) -> list[torch.Tensor]:
         """Every block's output, the last after the final norm: L x (B, T, d)."""
         T = tokens.shape[1]
-        padding = tokens == 0  # (B, T)
+        padding = tokens == PAD  # (B, T)
         positions = torch.arange(T, device=tokens.device)
         x = self.token_embedding(tokens) + self.position_embedding(positions)  # (B, T, d)
         causal_mask = (
@@ -61,12 +62,12 @@ class TextEncoder(nn.Module):
 
     def pooled_layers(self, tokens: torch.Tensor) -> list[torch.Tensor]:
         """Mean over valid tokens of every layer: L x (B, d); what alignment is measured on."""
-        mask = tokens != 0
+        mask = tokens != PAD
         return [masked_mean(h, mask) for h in self.hidden_states(tokens)]
 
     def embed(self, tokens: torch.Tensor) -> torch.Tensor:
         """JEPA embedding: projector of the pooled last layer, (B, PROJECTOR_WIDTH)."""
-        pooled = masked_mean(self.hidden_states(tokens)[-1], tokens != 0)
+        pooled = masked_mean(self.hidden_states(tokens)[-1], tokens != PAD)
         return self.projector(pooled)
 
     def next_token_logits(self, tokens: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:

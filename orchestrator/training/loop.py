@@ -19,45 +19,22 @@ from typing import Any
 import numpy as np
 import torch
 
+from db import CheckpointReport, Measurement
 from orchestrator.data.stream import TrialData, open_trial_data
+from orchestrator.data.tokenizer import PAD
 from orchestrator.spec import TrialConfig
+from orchestrator.spec.catalog import PRESETS, train_flops
+from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.objectives import jepa_loss, ntp_loss
-from orchestrator.training.presets import PRESETS, train_flops
 from orchestrator.training.scoring import CheckpointScorer
+from orchestrator.training.state import Checkpoint, TrainState
 
-__all__ = [
-    "Checkpoint",
-    "TrialOutcome",
-    "checkpoint_schedule",
-    "detect_collapse",
-    "get_lr",
-    "relative_spread",
-    "run_trial",
-]
+__all__ = ["TrialOutcome", "checkpoint_schedule", "get_lr", "run_trial"]
 
 DEFAULT_CACHE = Path.home() / ".cache" / "orch"
 MIN_LR_FRACTION = 0.1  # cosine decays to a tenth of the peak (as nanoGPT does)
-COLLAPSE_SPREAD = 0.05  # of the random-init spread; tiny runs: healthy x1.6, planted collapse x0.011
-COLLAPSE_RANK = 1.5
 EVAL_BATCH = 256
-
-
-@dataclass
-class Checkpoint:
-    """What a trial reports at one checkpoint: store-ready rows and the state to resume from."""
-
-    samples_seen: int
-    step: int
-    flops: float
-    wall_s: float
-    rows: list[dict]
-    state: dict[str, Any]
-    n_params: int
-    device: str
-    host: str
-    status: str = "running"  # running | done | collapsed
-    reason: str | None = None
 
 
 @dataclass
@@ -91,34 +68,11 @@ def get_lr(step: int, total_steps: int, base_lr: float, warmup: float, schedule:
     return base_lr * (MIN_LR_FRACTION + (1 - MIN_LR_FRACTION) * cosine)
 
 
-def relative_spread(embeddings: torch.Tensor) -> float:
-    """Spread between rows next to the rows' size: sqrt(total variance) / RMS row norm."""
-    z = embeddings.double()
-    size = float(z.pow(2).sum(dim=1).mean().sqrt())
-    return float(z.var(dim=0).sum().sqrt()) / size if size > 0 else 0.0
-
-
-def detect_collapse(embeddings: torch.Tensor, initial_spread: float) -> str | None:
-    """A reason when eval embeddings have collapsed: their relative spread fell below
-    COLLAPSE_SPREAD of the untrained encoder's (all texts map to one point), or their effective
-    rank is near 1. Measured against the start, so eval texts that are alike are no collapse."""
-    spread = relative_spread(embeddings)
-    if initial_spread > 0 and spread < COLLAPSE_SPREAD * initial_spread:
-        return f"relative embedding spread {spread:.2e} < {COLLAPSE_SPREAD} x its start {initial_spread:.2e}"
-    z = embeddings.double()
-    singular = torch.linalg.svdvals(z - z.mean(dim=0))
-    p = singular / singular.sum()
-    rank = float(torch.exp(-(p * torch.log(p.clamp_min(1e-30))).sum()))
-    if rank < COLLAPSE_RANK:
-        return f"effective rank {rank:.2f} < {COLLAPSE_RANK}"
-    return None
-
-
 @torch.no_grad()
 def _embed_layers(model: TextEncoder, tokens: np.ndarray, device: torch.device) -> list[torch.Tensor]:
     """Pooled hidden states of every layer for each text: L x (n, d), on the CPU in float32."""
     model.eval()
-    order = np.argsort((tokens != 0).sum(axis=1), kind="stable")  # similar lengths batch together
+    order = np.argsort((tokens != PAD).sum(axis=1), kind="stable")  # similar lengths batch together
     chunks: list[list[torch.Tensor]] = []
     for start in range(0, len(tokens), EVAL_BATCH):
         rows = tokens[order[start : start + EVAL_BATCH]]
@@ -132,7 +86,7 @@ def _embed_layers(model: TextEncoder, tokens: np.ndarray, device: torch.device) 
 
 def _trim(tokens: torch.Tensor) -> torch.Tensor:
     """Drop the padding columns every row shares: (..., T) -> (..., T_used)."""
-    used = int((tokens != 0).flatten(0, -2).any(dim=0).nonzero().max()) + 1
+    used = int((tokens != PAD).flatten(0, -2).any(dim=0).nonzero().max()) + 1
     return tokens[..., :used]
 
 
@@ -164,12 +118,12 @@ def _loss(
 
 def run_trial(
     config: TrialConfig,
-    report: Callable[[Checkpoint], None],
+    on_checkpoint: Callable[[Checkpoint], None],
     resume: dict[str, Any] | None = None,
     device: str = "cpu",
     cache_dir: Path = DEFAULT_CACHE,
 ) -> TrialOutcome:
-    """Train one trial to its sample budget, reporting at every checkpoint; resume from `resume`."""
+    """Train one trial to its sample budget, handing out every checkpoint; resume from `resume`."""
     started = time.perf_counter()
     torch_device = torch.device(device)
     data = open_trial_data(config, cache_dir)
@@ -181,46 +135,37 @@ def run_trial(
     budget, batch_size = config.budget_samples, config.train.batch_size
     total_steps = math.ceil(budget / batch_size)
     schedule = checkpoint_schedule(budget, config.eval.first_checkpoint, config.eval.per_octave)
-    meta = {"samples_seen": 0, "step": 0, "flops": 0.0, "wall_s": 0.0, "next_checkpoint": 0}
-    meta |= {"loss_sum": 0.0, "loss_count": 0}  # the training loss since the last checkpoint
+    state = TrainState()
     if resume is not None:
         model.load_state_dict(resume["model"])
         optimizer.load_state_dict(resume["optim"])
         torch.set_rng_state(resume["rng"])
-        meta = dict(resume["meta"])
+        state = TrainState.from_dict(resume["meta"])
     preset = PRESETS[config.model]
     host = socket.gethostname()
-    wall_before = meta["wall_s"]
+    wall_before = state.wall_s
     reported = []
 
     while True:
-        if (
-            meta["next_checkpoint"] < len(schedule)
-            and meta["samples_seen"] >= schedule[meta["next_checkpoint"]]
-        ):
-            meta["wall_s"] = wall_before + time.perf_counter() - started
-            checkpoint = _checkpoint(model, optimizer, data, scorer, config, meta, torch_device, host)
-            meta["next_checkpoint"] += 1
-            meta["loss_sum"], meta["loss_count"] = 0.0, 0
-            checkpoint.state["meta"] = dict(meta)
-            done = meta["samples_seen"] >= budget
-            if checkpoint.status == "running" and done:
-                checkpoint.status = "done"
-            report(checkpoint)
-            reported.append(meta["samples_seen"])
-            if checkpoint.status != "running":
-                return TrialOutcome(checkpoint.status, checkpoint.reason, meta["samples_seen"], reported)
-        count = min(batch_size, budget - meta["samples_seen"])
-        batch = _trim(torch.as_tensor(data.take(meta["samples_seen"], count), dtype=torch.long))
+        if state.next_checkpoint < len(schedule) and state.samples_seen >= schedule[state.next_checkpoint]:
+            state.wall_s = wall_before + time.perf_counter() - started
+            checkpoint = _checkpoint(model, optimizer, data, scorer, config, state, torch_device, host)
+            on_checkpoint(checkpoint)
+            reported.append(state.samples_seen)
+            if checkpoint.report.status != "running":
+                report = checkpoint.report
+                return TrialOutcome(report.status, report.reason, state.samples_seen, reported)
+        count = min(batch_size, budget - state.samples_seen)
+        batch = _trim(torch.as_tensor(data.take(state.samples_seen, count), dtype=torch.long))
         if torch_device.type == "cuda":
             batch = batch.pin_memory().to(torch_device, non_blocking=True)
-        lr = get_lr(meta["step"], total_steps, config.train.lr, config.train.warmup, config.train.schedule)
-        loss = _train_step(model, optimizer, batch, config, meta["step"], lr)
-        meta["flops"] += train_flops(preset, config.objective, int((batch != 0).sum()), data.vocab_size)
-        meta["samples_seen"] += count
-        meta["step"] += 1
-        meta["loss_sum"] += loss
-        meta["loss_count"] += 1
+        lr = get_lr(state.step, total_steps, config.train.lr, config.train.warmup, config.train.schedule)
+        loss = _train_step(model, optimizer, batch, config, state.step, lr)
+        state.flops += train_flops(preset, config.objective, int((batch != PAD).sum()), data.vocab_size)
+        state.samples_seen += count
+        state.step += 1
+        state.loss_sum += loss
+        state.loss_count += 1
 
 
 def _train_step(
@@ -252,59 +197,65 @@ def _checkpoint(
     data: TrialData,
     scorer: CheckpointScorer,
     config: TrialConfig,
-    meta: dict,
+    state: TrainState,
     device: torch.device,
     host: str,
 ) -> Checkpoint:
+    """Score the eval set, check for collapse, and advance `state` past this checkpoint."""
     eval_set = data.eval_set
     layers = _embed_layers(model, eval_set.tokens, device)
-    mean_loss = meta["loss_sum"] / meta["loss_count"] if meta["loss_count"] else None
+    mean_loss = state.mean_loss
     reason = None
     if mean_loss is not None and not math.isfinite(mean_loss):
-        reason = f"training loss is {mean_loss} at step {meta['step']}"
+        reason = f"training loss is {mean_loss} at step {state.step}"
     scored: list[tuple[str, str, float]] = []
     if reason is None:
         embeddings = _final_embeddings(model, layers, device, config)
-        meta.setdefault("initial_spread", relative_spread(embeddings))  # set at S = 0
-        reason = detect_collapse(embeddings, meta["initial_spread"])
+        if state.initial_spread is None:  # S = 0: the untrained encoder
+            state.initial_spread = relative_spread(embeddings)
+        reason = detect_collapse(embeddings, state.initial_spread)
         retrieval_layers = (
             _embed_layers(model, eval_set.retrieval_tokens, device) if scorer.needs_retrieval_set else []
         )
         scored = scorer.score(layers, retrieval_layers)
     if mean_loss is not None and math.isfinite(mean_loss):
         scored.append(("train_loss", "", mean_loss))
-    rows = [
-        {
-            "trial_key": config.key,
-            "samples_seen": meta["samples_seen"],
-            "metric": metric,
-            "reference": reference,
-            "eval_set": "train" if metric == "train_loss" else eval_set.name,
-            "value": float(value),
-            "step": meta["step"],
-            "flops": meta["flops"],
-            "wall_s": meta["wall_s"],
-        }
+    rows = tuple(
+        Measurement(
+            trial_key=config.key,
+            samples_seen=state.samples_seen,
+            metric=metric,
+            reference=reference,
+            eval_set="train" if metric == "train_loss" else eval_set.name,
+            value=float(value),
+            step=state.step,
+            flops=state.flops,
+            wall_s=state.wall_s,
+        )
         for metric, reference, value in scored
-    ]
-    state = {
+    )
+    state.next_checkpoint += 1
+    state.loss_sum, state.loss_count = 0.0, 0
+    status = "collapsed" if reason is not None else "running"
+    if status == "running" and state.samples_seen >= config.budget_samples:
+        status = "done"
+    report = CheckpointReport(
+        trial_key=config.key,
+        samples_seen=state.samples_seen,
+        status=status,
+        reason=reason,
+        n_params=model.n_params,
+        host=host,
+        device=str(device),
+        rows=rows,
+    )
+    resumable = {
         "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
         "optim": copy.deepcopy(optimizer.state_dict()),  # later steps update it in place
         "rng": torch.get_rng_state(),
+        "meta": state.as_dict(),
     }
-    return Checkpoint(
-        samples_seen=meta["samples_seen"],
-        step=meta["step"],
-        flops=meta["flops"],
-        wall_s=meta["wall_s"],
-        rows=rows,
-        state=state,
-        n_params=model.n_params,
-        device=str(device),
-        host=host,
-        status="running" if reason is None else "collapsed",
-        reason=reason,
-    )
+    return Checkpoint(report=report, state=resumable)
 
 
 @torch.no_grad()

@@ -3,10 +3,13 @@
 import torch
 import torch.nn.functional as F
 
+from orchestrator.data.tokenizer import PAD
+
 __all__ = ["jepa_loss", "ntp_loss", "sigreg"]
 
 KNOTS = 17
 T_MAX = 3.0
+IGNORE = -100  # cross-entropy's ignore_index
 
 
 def sigreg(embeddings: torch.Tensor, slices: int, generator: torch.Generator) -> torch.Tensor:
@@ -47,7 +50,7 @@ def jepa_loss(
 def ntp_loss(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     """Causal cross-entropy over valid next tokens: logits (B, T, V), tokens (B, T)."""
     targets = tokens[:, 1:].clone()  # (B, T-1)
-    targets[targets == 0] = -100  # padding is not predicted
+    targets[targets == PAD] = IGNORE  # padding is not predicted
     return F.cross_entropy(
-        logits[:, :-1].float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-100
+        logits[:, :-1].float().reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE
     )

@@ -7,16 +7,9 @@ layer and k, and every neighbour metric reuses them.
 
 import torch
 
-from orchestrator.alignment import (
-    FROM_NEIGHBOURS,
-    Neighbours,
-    metric_function,
-    neighbours,
-    prepare,
-    retrieval,
-)
+from orchestrator.alignment import Neighbours, neighbour_scorer, neighbours, prepare, scorer
 from orchestrator.data.stream import EvalSet
-from orchestrator.metric_names import MetricName, parse_metric
+from orchestrator.spec.catalog import MetricName, parse_metric
 
 __all__ = ["CheckpointScorer"]
 
@@ -31,12 +24,12 @@ class CheckpointScorer:
         self.references = references or tuple(eval_set.references)
         self.targets = {name: prepare(eval_set.references[name]) for name in self.references}
         self.fit_targets = {name: prepare(eval_set.retrieval_references[name]) for name in self.references}
-        ks = {m.k for m in self.metrics if m.name in FROM_NEIGHBOURS}
+        ks = {m.k for m in self.metrics if m.metric.from_neighbours}
         self.target_neighbours = {(name, k): neighbours(t, k) for name, t in self.targets.items() for k in ks}
 
     @property
     def needs_retrieval_set(self) -> bool:
-        return any(m.name.startswith("retrieval") for m in self.metrics)
+        return any(m.metric.needs_map for m in self.metrics)
 
     def score(
         self, layers: list[torch.Tensor], retrieval_layers: list[torch.Tensor]
@@ -64,27 +57,12 @@ class CheckpointScorer:
         fit_layer: torch.Tensor | None,
         own: dict[tuple[int, int], Neighbours],
     ) -> float:
-        if metric.name in FROM_NEIGHBOURS:
+        from_lists = neighbour_scorer(str(metric))
+        if from_lists is not None:
             if (index, metric.k) not in own:
                 own[(index, metric.k)] = neighbours(layer, metric.k)
-            return FROM_NEIGHBOURS[metric.name](
-                own[(index, metric.k)], self.target_neighbours[(reference, metric.k)]
-            )
-        if metric.name.startswith("retrieval"):
-            return _retrieval(metric, layer, fit_layer, self.targets[reference], self.fit_targets[reference])
-        return metric_function(str(metric))(layer, self.targets[reference])
-
-
-def _retrieval(
-    metric: MetricName,
-    text: torch.Tensor,
-    text_fit: torch.Tensor,
-    image: torch.Tensor,
-    image_fit: torch.Tensor,
-) -> float:
-    """R@k after a least-squares text -> image map fitted on the retrieval set."""
-    mapping = torch.linalg.lstsq(text_fit.double(), image_fit.double()).solution
-    mapped = text.double() @ mapping
-    if metric.name == "retrieval_t2i":
-        return retrieval(mapped, image.double(), metric.k)
-    return retrieval(image.double(), mapped, metric.k)
+            return from_lists(own[(index, metric.k)], self.target_neighbours[(reference, metric.k)])
+        score = scorer(str(metric))
+        if metric.metric.needs_map:
+            return score(layer, self.targets[reference], metric.k, fit_layer, self.fit_targets[reference])
+        return score(layer, self.targets[reference], *([] if metric.k is None else [metric.k]))

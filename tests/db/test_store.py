@@ -7,22 +7,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from db import NotFound, Store, StoreError, StoreURLError, mask_url
-from tests.rows import trial_row
-
-
-def measurement(key: str, samples: int, metric: str = "mutual_knn@10", value: float = 0.1) -> dict:
-    return {
-        "trial_key": key,
-        "samples_seen": samples,
-        "metric": metric,
-        "reference": "factor_mlp",
-        "eval_set": "world-1024",
-        "value": value,
-        "step": samples // 32,
-        "flops": 1e9,
-        "wall_s": 1.0,
-    }
+from db import SCHEMA_VERSION, WIDTHS, CheckpointReport, NotFound, Store, StoreError, StoreURLError, mask_url
+from db.migrations import STEPS
+from tests.rows import measurement, trial_row
 
 
 def test_measurement_written_twice_is_one_row(store_url):
@@ -79,8 +66,7 @@ def _writer(url: str, worker: int, barrier) -> None:
     for step in range(60):
         shared = measurement("k1", 1024 * (step + 1))  # both processes write these
         own = measurement("k2", 1024 * (step + 1), metric=f"cka/w{worker}")
-        store.write_measurements([shared, own])
-        store.set_progress("k1", samples_seen=step)
+        store.record_checkpoint(CheckpointReport("k1", step, "running", None, 10, "h", "cpu", (shared, own)))
 
 
 def test_two_processes_lose_and_duplicate_nothing(store_url):
@@ -123,7 +109,9 @@ def test_newer_schema_is_refused_with_the_fix(store_url):
     with engine.begin() as connection:
         connection.execute(text("UPDATE orch_meta SET value = '99' WHERE key = 'schema'"))
     engine.dispose()
-    with pytest.raises(StoreError, match="written by schema 99, this orch reads 1: upgrade orch"):
+    with pytest.raises(
+        StoreError, match=f"written by schema 99, this orch reads {SCHEMA_VERSION}: upgrade orch"
+    ):
         Store.open(store_url)
 
 
@@ -162,11 +150,51 @@ def test_baselines_import_is_idempotent(store_url):
     assert len(store.baselines_frame()) == 1
 
 
-def test_a_store_written_by_schema_1_still_opens(tmp_path):
-    # One stored file per schema version: this one was written by schema 1.
+def schema_1_copy(tmp_path: Path) -> str:
+    """One stored file per schema version: this one was written by schema 1."""
     copy = tmp_path / "schema1.db"
     copy.write_bytes((Path(__file__).parent / "stores" / "schema1.db").read_bytes())
-    store = Store.open(f"sqlite:///{copy}")
+    return f"sqlite:///{copy}"
+
+
+def test_a_schema_1_store_is_refused_with_the_command_that_upgrades_it(tmp_path):
+    url = schema_1_copy(tmp_path)
+    with pytest.raises(StoreError, match=f"written by schema 1, this orch reads {SCHEMA_VERSION}: run 'orch"):
+        Store.open(url)
+    with pytest.raises(StoreError, match=r"--store sqlite:///\S+schema1.db db upgrade"):
+        Store.open(url)
+
+
+def test_a_schema_1_store_is_upgraded_in_place_keeping_its_rows(tmp_path):
+    url = schema_1_copy(tmp_path)
+    store = Store.open(url, upgrade=True)
+    assert store.upgraded_from == 1
     frame = store.measurements_frame("first")
     assert len(frame) == 1 and frame.iloc[0]["objective"] == "jepa_good"
     assert store.get_trial("a" * 64)["status"] == "done"
+    assert Store.open(url).upgraded_from is None  # now at this schema: opens without upgrading
+
+
+@pytest.mark.postgres
+def test_a_schema_1_postgres_store_gets_the_new_widths(store_url):
+    if not store_url.startswith("postgresql"):
+        pytest.skip("the widths only exist on Postgres")
+    Store.open(store_url).close()
+    engine = create_engine(store_url)
+    with engine.begin() as connection:  # make it a schema-1 store: the old widths and version
+        for step in STEPS[1]:
+            connection.execute(text(step.statement(step.old)))
+        connection.execute(text("UPDATE orch_meta SET value = '1' WHERE key = 'schema'"))
+    with pytest.raises(StoreError, match="db upgrade"):
+        Store.open(store_url)
+    store = Store.open(store_url, upgrade=True)
+    store.record_sweep("s", "a", "h", "s.yaml", [trial_row("k1", model="m" * 128)])
+    with engine.connect() as connection:
+        width = connection.execute(
+            text(
+                "SELECT character_maximum_length FROM information_schema.columns "
+                "WHERE table_name = 'trials' AND column_name = 'model'"
+            )
+        ).scalar()
+    engine.dispose()
+    assert (store.upgraded_from, width) == (1, WIDTHS["model"])

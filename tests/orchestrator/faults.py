@@ -9,7 +9,7 @@ from pathlib import Path
 from orchestrator.training.loop import run_trial
 
 
-def fail_once_after_first_checkpoint(config, report, resume, device, cache_dir: Path):
+def fail_once_after_first_checkpoint(config, on_checkpoint, resume, device, cache_dir: Path):
     """Raise right after the first checkpoint past S=0, on the first attempt only; note where
     each attempt started so the test can assert it resumed from the checkpoint."""
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -18,15 +18,15 @@ def fail_once_after_first_checkpoint(config, report, resume, device, cache_dir: 
         log.write(json.dumps({"step": resume["meta"]["step"] if resume else 0}) + "\n")
 
     def reporting(checkpoint):
-        report(checkpoint)
-        if checkpoint.samples_seen > 0 and not marker.exists():
+        on_checkpoint(checkpoint)
+        if checkpoint.report.samples_seen > 0 and not marker.exists():
             marker.touch()
             raise RuntimeError("planted fault after the first checkpoint")
 
     return run_trial(config, reporting, resume=resume, device=device, cache_dir=cache_dir)
 
 
-def ntp_always_fails(config, report, resume, device, cache_dir: Path):
+def ntp_always_fails(config, on_checkpoint, resume, device, cache_dir: Path):
     if config.objective == "ntp":
         raise ValueError("planted failure for ntp")
-    return run_trial(config, report, resume=resume, device=device, cache_dir=cache_dir)
+    return run_trial(config, on_checkpoint, resume=resume, device=device, cache_dir=cache_dir)

@@ -3,14 +3,16 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from db import Store
+from db import CheckpointReport, Store
 from fits.laws import saturating
-from tests.rows import trial_row
+from orchestrator.spec import parse_spec
+from tests.rows import measurement, trial_row
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,7 +91,7 @@ def test_status_on_empty_and_filled_store(tmp_path):
     row = trial_row("k" * 64)
     store.record_sweep("s", "name: s", "h", "s.yaml", [row])
     store.set_status("k" * 64, "running", host="h", device="cpu")
-    store.set_progress("k" * 64, 1000, n_params=123)
+    store.record_checkpoint(CheckpointReport("k" * 64, 1000, "running", None, 123, "h", "cpu", ()))
     filled = json.loads(orch("--store", url, "status", "--json").stdout)
     (sweep,) = filled["sweeps"]
     assert sweep["totals"] == {
@@ -176,26 +178,27 @@ def simulated_store(url: str, ntp_sizes: int | None = None) -> None:
     store = Store.open(url)
     laws = {"jepa_good": (0.2, 0.05, 0.4), "ntp": (0.2, 0.05 * 42**0.4, 0.4)}
     sizes = [145_000 * 2**i for i in range(8)]
+    grid = {"objective": ["jepa_good"], "model": ["base"], "data_size": [1], "seed": [0]}
+    recipe = parse_spec({"name": "sim", "grid": grid, "train": {"lr": 1e-3}}, "sim.yaml").trials[0]
     rows, measurements = [], []
     for objective, law in laws.items():
         for size in sizes if objective == "jepa_good" or ntp_sizes is None else sizes[-ntp_sizes - 1 : -1]:
             for seed in range(3):
                 key = f"{objective}-{size}-{seed}".ljust(64, "0")
-                trial = {"key": key, "config": json.dumps({"train": {"lr": 1e-3}}), "objective": objective}
-                trial |= {"model": "base", "data_size": size, "seed": seed, "budget_samples": size}
-                rows.append(trial | {"held_out": size == sizes[-1]})
+                config = replace(recipe, objective=objective, data_size=size, seed=seed).to_json()
+                trial = {"config": config, "objective": objective, "model": "base", "data_size": size}
+                trial |= {"seed": seed, "budget_samples": size, "held_out": size == sizes[-1]}
+                rows.append(trial_row(key, **trial))
                 for samples in (0, size):
                     noise = rng.normal(0, 0.003 if samples == 0 else 0.004)
                     value = (0.03 if samples == 0 else saturating(size, *law)) + noise
-                    measurement = {"trial_key": key, "samples_seen": samples, "metric": "mutual_knn@10"}
-                    measurement |= {"reference": "dino", "eval_set": "wit-1024", "value": float(value)}
-                    measurements.append(
-                        measurement | {"step": samples // 256, "flops": 6e8 * samples, "wall_s": 1.0}
-                    )
+                    row = {"reference": "dino", "eval_set": "wit-1024", "value": float(value)}
+                    row |= {"step": samples // 256, "flops": 6e8 * samples, "wall_s": 1.0}
+                    measurements.append(measurement(key, samples, **row))
     store.record_sweep("sim", "name: sim", "h", "sim.yaml", rows)
     for row in rows:
-        store.set_status(row["key"], "running")
-        store.set_status(row["key"], "done")
+        store.set_status(row.key, "running")
+        store.set_status(row.key, "done")
     store.write_measurements(measurements)
 
 

@@ -15,8 +15,8 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from db import Store
-from orchestrator.raylocal import SESSION
-from orchestrator.scheduler import SweepOptions, run_sweep
+from orchestrator.run.raylocal import SESSION
+from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import load_spec, parse_spec
 from orchestrator.training.loop import checkpoint_schedule
 from tests.orchestrator import faults

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from orchestrator.errors import SpecError
-from orchestrator.sizes import format_size, parse_size
 from orchestrator.spec import TrialConfig, load_spec, parse_spec
+from orchestrator.spec.sizes import format_size, parse_size
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {

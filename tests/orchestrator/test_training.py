@@ -8,17 +8,12 @@ import pytest
 import torch
 
 from orchestrator.spec import parse_spec
+from orchestrator.spec.catalog import PRESETS, estimate_params
 from orchestrator.training.checkpoint import load_state, save_state
+from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
-from orchestrator.training.loop import (
-    checkpoint_schedule,
-    detect_collapse,
-    get_lr,
-    relative_spread,
-    run_trial,
-)
+from orchestrator.training.loop import checkpoint_schedule, get_lr, run_trial
 from orchestrator.training.objectives import sigreg
-from orchestrator.training.presets import PRESETS, estimate_params
 from tests.datasets import file_dataset
 
 
@@ -67,10 +62,10 @@ def test_each_objective_trains_and_reports_every_checkpoint(objective):
     config = trial(objective, metrics=("mutual_knn@10", "cka"))
     outcome, reports = run(config)
     assert outcome.status == "done"
-    assert [r.samples_seen for r in reports] == [0, 1024, 2000]
-    last = reports[-1]
+    assert [r.report.samples_seen for r in reports] == [0, 1024, 2000]
+    last = reports[-1].report
     assert last.status == "done" and last.n_params > 0
-    metrics = {(row["metric"], row["reference"]) for row in last.rows}
+    metrics = {(row.metric, row.reference) for row in last.rows}
     for reference in ("render_cnn", "factor_mlp"):
         assert {
             ("mutual_knn@10", reference),
@@ -78,14 +73,14 @@ def test_each_objective_trains_and_reports_every_checkpoint(objective):
             ("mutual_knn@10/layer1", reference),
         } <= metrics
     assert ("train_loss", "") in metrics
-    assert all(row["trial_key"] == config.key for row in last.rows)
-    assert last.flops > 0 and last.step == math.ceil(2000 / 32)
-    knn = [row["value"] for row in last.rows if row["metric"] == "mutual_knn@10"]
+    assert all(row.trial_key == config.key for row in last.rows)
+    assert all(row.flops > 0 and row.step == math.ceil(2000 / 32) for row in last.rows)
+    knn = [row.value for row in last.rows if row.metric == "mutual_knn@10"]
     assert all(0 <= value <= 1 for value in knn)
 
 
 def values(checkpoint):
-    return sorted((row["metric"], row["reference"], row["value"]) for row in checkpoint.rows)
+    return sorted((row.metric, row.reference, row.value) for row in checkpoint.report.rows)
 
 
 def test_training_is_deterministic_for_a_seed():
@@ -105,7 +100,7 @@ def test_resume_from_a_saved_checkpoint_equals_an_uninterrupted_run(tmp_path):
     resumed_state = load_state(tmp_path / "ckpt")
     assert resumed_state["meta"]["samples_seen"] == 1024
     _, resumed = run(config, resume=resumed_state)
-    assert [r.samples_seen for r in resumed] == [2000]
+    assert [r.report.samples_seen for r in resumed] == [2000]
     assert values(resumed[0]) == values(full[-1])
 
 
@@ -116,7 +111,7 @@ def test_planted_collapse_is_flagged_and_healthy_run_is_not():
     outcome, reports = run(collapsing)
     assert outcome.status == "collapsed"
     assert "spread" in outcome.reason or "rank" in outcome.reason
-    assert reports[-1].status == "collapsed"
+    assert reports[-1].report.status == "collapsed"
     healthy, _ = run(trial("jepa_good", size="4K"))
     assert healthy.status == "done" and healthy.reason is None
 
@@ -151,7 +146,7 @@ def test_a_trial_trains_on_file_data(tmp_path):
         reports = []
         outcome = run_trial(config, reports.append, cache_dir=tmp_path / "cache")
         assert outcome.status in ("done", "collapsed")
-        assert reports[-1].samples_seen == 96
-        assert {(r["metric"], r["reference"], r["eval_set"]) for r in reports[0].rows} >= {
+        assert reports[-1].report.samples_seen == 96
+        assert {(r.metric, r.reference, r.eval_set) for r in reports[0].report.rows} >= {
             ("mutual_knn@5", "dino", "toy-40")
         }

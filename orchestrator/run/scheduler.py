@@ -1,8 +1,7 @@
 """`orch sweep`: the spec's trials as one Ray Tune run, with the store as the record.
 
 - The spec is the only grid: the trials the store lacks become one `tune.grid_search` of configs.
-- Only the driver writes: trials `tune.report` their rows, `StoreCallback` writes them, keyed by
-  the trial key (never Ray's trial id), so a retried or resubmitted trial cannot duplicate a row.
+- Only the driver writes (see `run.callbacks`).
 - Each trial saves its resumable state under `<storage>/checkpoints/<trial key>` at every
   checkpoint, so a retry, or a rerun after Ctrl-C or a killed driver, resumes where it stopped.
 """
@@ -10,22 +9,20 @@
 import logging
 import os
 import signal
-import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from db import Store, mask_url
+from db import CheckpointReport, Store
 from orchestrator.data.files import check_files
-from orchestrator.plan import store_rows
-from orchestrator.progress import ProgressView
+from orchestrator.run.callbacks import FINISHED, REPORT_KEY, tune_callback
+from orchestrator.run.plan import trial_rows
+from orchestrator.run.progress import ProgressView
 from orchestrator.spec import Spec, TrialConfig
 
-__all__ = ["StoreCallback", "SweepOptions", "SweepOutcome", "run_sweep"]
-
-FINISHED = ("done", "collapsed")
+__all__ = ["SweepOptions", "SweepOutcome", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +33,8 @@ class SweepOptions:
     num_cpus: int | None = None  # for a local Ray; default: this machine's CPUs
     storage: Path = Path(".orch")  # checkpoints and Ray's files; shared storage on a cluster
     runner: Callable[..., Any] | None = None  # the trial runner; default training.loop.run_trial
+    progress: Callable[[str], None] | None = None  # where progress text goes (the CLI: stderr)
+    live: bool = False  # rewrite one progress line in place (a terminal)
 
 
 @dataclass
@@ -91,6 +90,7 @@ def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) ->
 
     from orchestrator.training.checkpoint import load_state, save_state
     from orchestrator.training.loop import run_trial
+    from orchestrator.training.state import Checkpoint
 
     cell = config["trial"]
     node = ray.get_runtime_context().get_node_id()[:8]  # tells apart nodes that share a hostname
@@ -98,116 +98,26 @@ def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) ->
     directory = Path(storage) / "checkpoints" / trial.key
     torch.set_num_threads(max(1, int(cell["cpu"])))
 
-    def report(checkpoint: Any) -> None:
-        metrics = {
-            "trial_key": trial.key,
-            "orch_rows": checkpoint.rows,
-            "samples_seen": checkpoint.samples_seen,
-            "orch_status": checkpoint.status,
-            "orch_reason": checkpoint.reason,
-            "n_params": checkpoint.n_params,
-            "host": f"{checkpoint.host}/{node}",
-            "device": checkpoint.device,
-        }
-        save_state(directory, {**checkpoint.state, "report": metrics})
-        tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(str(directory)))
+    def on_checkpoint(checkpoint: Checkpoint) -> None:
+        report = replace(checkpoint.report, host=f"{checkpoint.report.host}/{node}")
+        save_state(directory, {**checkpoint.state, "report": report.as_dict()})
+        result = {REPORT_KEY: report.as_dict()}
+        tune.report(result, checkpoint=tune.Checkpoint.from_directory(str(directory)))
 
     saved = load_state(directory)
     if saved is not None:
         # The driver may have died between this checkpoint's save and its rows reaching the
         # store: report it again (writes are idempotent), and stop if the trial had finished.
-        tune.report(saved["report"])
-        if saved["report"]["orch_status"] in FINISHED:
+        tune.report({REPORT_KEY: saved["report"]})
+        if CheckpointReport.from_dict(saved["report"]).status in FINISHED:
             return
     (runner or run_trial)(
         trial,
-        report,
+        on_checkpoint,
         resume=saved,
         device=_pick_device(cell["gpu"]),
         cache_dir=Path(storage) / "cache",
     )
-
-
-class StoreCallback:
-    """Turns Tune's trial events into store rows and statuses. Holds only the URL; the engine
-    opens lazily, in the driver, on first use."""
-
-    def __init__(self, url: str, view: ProgressView) -> None:
-        self.url = url
-        self.view = view
-        self._store: Store | None = None
-
-    def __getstate__(self) -> dict:
-        # Tune pickles its callbacks into the experiment files it writes to disk; the copy
-        # keeps the masked URL only, so no password reaches a file (the live callback keeps it).
-        return {"url": mask_url(self.url), "view": self.view, "_store": None}
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            self._store = Store.open(self.url)
-        return self._store
-
-    @staticmethod
-    def _key(trial: Any) -> str:
-        return trial.config["trial"]["key"]
-
-    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self.store.set_status(self._key(trial), "running", host=socket.gethostname())
-        self.view.started(self._key(trial))
-
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
-        key = self._key(trial)
-        self.store.write_measurements(result["orch_rows"])
-        self.store.set_progress(
-            key,
-            result["samples_seen"],
-            n_params=result["n_params"],
-            host=result["host"],
-            device=result["device"],
-        )
-        self.view.progress(key, result["samples_seen"])
-
-    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        key = self._key(trial)
-        last = trial.last_result or {}
-        status = last.get("orch_status", "done")
-        if status not in FINISHED:
-            status, reason = "failed", "the trial ended without reaching its sample budget"
-        else:
-            reason = last.get("orch_reason")
-        self.store.set_status(key, status, reason=reason)
-        self.view.finished(key, status, reason)
-
-    def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        key = self._key(trial)
-        reason = f"retrying after {_error_line(trial)}"
-        self.store.note(key, reason)  # on_trial_start counts the new attempt
-        self.view.retried(key, reason)
-
-    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        key = self._key(trial)
-        reason = _error_line(trial)
-        self.store.set_status(key, "failed", reason=reason)
-        self.view.finished(key, "failed", reason)
-
-
-def _error_line(trial: Any) -> str:
-    """The exception's last line ('ValueError: boom'), from Tune's error file."""
-    path = getattr(trial, "error_file", None)
-    text = Path(path).read_text() if path and Path(path).exists() else ""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return (lines[-1] if lines else "unknown error")[:500]
-
-
-def _tune_callback(url: str, view: ProgressView) -> Any:
-    """A `ray.tune.Callback` around StoreCallback (Ray imported only when a sweep runs)."""
-    from ray.tune import Callback
-
-    class _Callback(StoreCallback, Callback):
-        pass
-
-    return _Callback(url, view)
 
 
 class _Interrupted(KeyboardInterrupt):
@@ -224,14 +134,14 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     if spec.data.source == "files":
         check_files(spec.data)  # a missing or broken file is bad input, before any trial starts
     store = Store.open(url)
-    store.record_sweep(spec.name, spec.text, spec.text_hash, spec.source, store_rows(spec))
+    store.record_sweep(spec.name, spec.text, spec.text_hash, spec.source, trial_rows(spec))
     statuses = store.trial_statuses(t.key for t in spec.trials)
     todo = [t for t in spec.trials if statuses.get(t.key) not in FINISHED]
     outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
     if not todo:
         return outcome
     storage = options.storage.resolve()
-    view = ProgressView(todo)
+    view = ProgressView(todo, options.progress, options.live)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     owns_ray = False
     try:
@@ -272,7 +182,7 @@ def _start_ray(options: SweepOptions) -> bool:
     if options.address:
         ray.init(address=options.address, logging_level=logging.WARNING, log_to_driver=False)
         return True
-    from orchestrator.raylocal import local_ray_kwargs
+    from orchestrator.run.raylocal import local_ray_kwargs
 
     ray.init(
         **local_ray_kwargs(options.num_cpus),
@@ -314,7 +224,7 @@ def _run_tune(
             storage_path=str(storage / "ray"),
             failure_config=tune.FailureConfig(max_failures=options.retries),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
-            callbacks=[_tune_callback(url, view)],
+            callbacks=[tune_callback(url, view)],
             verbose=0,
         ),
     )

@@ -7,7 +7,6 @@
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -16,10 +15,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fits.bands import forecast
-
-if TYPE_CHECKING:
-    from fits.report import CurveFit, FitReport
+from fits.level import LEVEL, Z
+from fits.results import CurveFit, FitRun
 
 __all__ = ["write_plots"]
 
@@ -34,7 +31,7 @@ def _save(figure: plt.Figure, out: Path, stem: str) -> list[Path]:
     return paths
 
 
-def _draw_curve(axes: plt.Axes, curve: "CurveFit", colour: str) -> None:
+def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
     points, fit = curve.points, curve.fit
     label = curve.key["objective"]
     for samples, values in zip(points.samples, points.replicates, strict=True):
@@ -50,40 +47,36 @@ def _draw_curve(axes: plt.Axes, curve: "CurveFit", colour: str) -> None:
         capsize=2,
         label=f"{label} ({fit.law})",
     )
-    low, high = fit.samples_range
-    furthest = max([high, *(f.samples for f in curve.forecasts), *(h["samples"] for h in curve.held_out)])
-    grid = np.geomspace(low, furthest * 1.05, 120)
-    bands = [forecast(fit, points, s, seeds=3) for s in grid]
+    high = fit.samples_range[1]
+    grid = np.array([b.samples for b in curve.band])
     for name, shade in (("pi", 0.08), ("ci", 0.2)):
-        low_edge = [getattr(b, name)[0] for b in bands]
-        high_edge = [getattr(b, name)[1] for b in bands]
+        low_edge = [getattr(b, name)[0] for b in curve.band]
+        high_edge = [getattr(b, name)[1] for b in curve.band]
         axes.fill_between(
-            grid, low_edge, high_edge, color=colour, alpha=shade, label=f"{label} 95% {name.upper()}"
+            grid, low_edge, high_edge, color=colour, alpha=shade, label=f"{label} {LEVEL:.0%} {name.upper()}"
         )
     inside = grid <= high
     axes.plot(grid[inside], fit.predict(grid[inside]), "-", color=colour)
     axes.plot(grid[~inside], fit.predict(grid[~inside]), "--", color=colour)
     for held in curve.held_out:
         axes.scatter(
-            [held["samples"]], [held["observed"]], s=50, facecolors="none", edgecolors=colour, linewidths=1.5
+            [held.samples], [held.observed], s=50, facecolors="none", edgecolors=colour, linewidths=1.5
         )
     if curve.random_init is not None:
         axes.axhline(curve.random_init, color=colour, ls=":", lw=1)
 
 
-def _scaling_plot(
-    report: "FitReport", model: str, reference: str, baselines: pd.DataFrame, out: Path
-) -> list[Path]:
+def _scaling_plot(run: FitRun, model: str, reference: str, baselines: pd.DataFrame, out: Path) -> list[Path]:
     figure, axes = plt.subplots(figsize=(7, 4.5))
-    for curve in report.curves:
+    for curve in run.curves:
         if (curve.key["model"], curve.key["reference"]) == (model, reference):
             _draw_curve(axes, curve, COLOURS.get(curve.key["objective"], "tab:gray"))
     eval_sets = {
-        c.key["eval_set"] for c in report.curves if (c.key["model"], c.key["reference"]) == (model, reference)
+        c.key["eval_set"] for c in run.curves if (c.key["model"], c.key["reference"]) == (model, reference)
     }
     published = (
         baselines[
-            (baselines.metric == report.options.metric)
+            (baselines.metric == run.options.metric)
             & baselines.samples.notna()
             & (baselines.reference == reference)
             & baselines.eval_set.isin(eval_sets)
@@ -103,7 +96,7 @@ def _scaling_plot(
         )
     observed = [
         v
-        for c in report.curves
+        for c in run.curves
         if (c.key["model"], c.key["reference"]) == (model, reference)
         for v in c.points.mean
     ]
@@ -111,15 +104,15 @@ def _scaling_plot(
         axes.set_ylim(max(min(observed) - 0.05, -0.02), min(2 * max(observed) + 0.05, 1.0))
     axes.set_xscale("log")
     axes.set_xlabel("samples seen")
-    axes.set_ylabel(report.options.metric)
-    axes.set_title(f"{report.sweep}: {model} vs {reference} (dotted: random init; hollow: held out)")
+    axes.set_ylabel(run.options.metric)
+    axes.set_title(f"{run.sweep}: {model} vs {reference} (dotted: random init; hollow: held out)")
     axes.legend(fontsize=6, loc="best")
     return _save(figure, out, f"scaling_{model}_{reference}")
 
 
-def _residual_plot(report: "FitReport", out: Path) -> list[Path]:
+def _residual_plot(run: FitRun, out: Path) -> list[Path]:
     figure, axes = plt.subplots(figsize=(7, 3))
-    for curve in report.curves:
+    for curve in run.curves:
         colour = COLOURS.get(curve.key["objective"], "tab:gray")
         axes.plot(
             curve.points.samples,
@@ -131,7 +124,7 @@ def _residual_plot(report: "FitReport", out: Path) -> list[Path]:
             label=f"{curve.key['objective']} {curve.key['reference']}",
         )
     axes.axhline(0, color="k", lw=0.8)
-    for z in (-1.96, 1.96):
+    for z in (-Z, Z):
         axes.axhline(z, color="k", lw=0.5, ls="--")
     axes.set_xscale("log")
     axes.set_xlabel("samples seen")
@@ -140,21 +133,21 @@ def _residual_plot(report: "FitReport", out: Path) -> list[Path]:
     return _save(figure, out, "residuals")
 
 
-def _gap_plot(report: "FitReport", out: Path) -> list[Path]:
+def _gap_plot(run: FitRun, out: Path) -> list[Path]:
     paths = []
-    for index, gap in enumerate(report.gaps):
-        if gap["interval"] is None:
+    for index, gap in enumerate(run.gaps):
+        if gap.interval is None:
             continue
         figure, axes = plt.subplots(figsize=(7, 4))
-        for curve in report.curves:
-            if curve.key["objective"] in (gap["faster"], gap["slower"]) and (
+        for curve in run.curves:
+            if curve.key["objective"] in (gap.faster, gap.slower) and (
                 curve.key["model"],
                 curve.key["reference"],
-            ) == (gap["model"], gap["reference"]):
+            ) == (gap.model, gap.reference):
                 colour = COLOURS.get(curve.key["objective"], "tab:gray")
                 grid = np.geomspace(
-                    min(curve.fit.samples_range[0], gap["samples_a"]) / 2,
-                    max(curve.fit.samples_range[1], gap["samples_b"]) * 2,
+                    min(curve.fit.samples_range[0], gap.samples_a) / 2,
+                    max(curve.fit.samples_range[1], gap.samples_b) * 2,
                     120,
                 )
                 axes.plot(grid, curve.fit.predict(grid), color=colour, label=curve.key["objective"])
@@ -166,52 +159,52 @@ def _gap_plot(report: "FitReport", out: Path) -> list[Path]:
                     color=colour,
                     ms=3,
                 )
-        axes.axhline(gap["target"], color="k", ls=":", lw=1, label="a*")
-        low, high = gap["interval"]
-        samples_a = gap["samples_a"]
+        axes.axhline(gap.target, color="k", ls=":", lw=1, label="a*")
+        low, high = gap.interval
+        samples_a = gap.samples_a
         axes.errorbar(
             [samples_a],
-            [gap["target"]],
-            xerr=[[samples_a - gap["samples_b"] / high], [gap["samples_b"] / low - samples_a]],
+            [gap.target],
+            xerr=[[samples_a - gap.samples_b / high], [gap.samples_b / low - samples_a]],
             fmt="s",
             color="k",
             capsize=4,
             label="N_A* (95%)",
         )
-        axes.scatter([gap["samples_b"]], [gap["target"]], marker="D", color="k")
+        axes.scatter([gap.samples_b], [gap.target], marker="D", color="k")
         axes.set_xscale("log")
         axes.set_title(
-            f"R = {gap['ratio']:.3g}x [{low:.3g}, {high:.3g}]  "
-            f"({gap['faster']} vs {gap['slower']}, {gap['reference']})"
+            f"R = {gap.ratio:.3g}x [{low:.3g}, {high:.3g}]  "
+            f"({gap.faster} vs {gap.slower}, {gap.reference})"
         )
         axes.set_xlabel("samples seen")
-        axes.set_ylabel(gap["metric"])
+        axes.set_ylabel(gap.metric)
         axes.legend(fontsize=7)
-        paths += _save(figure, out, f"gap_{index}_{gap['faster']}_{gap['slower']}_{gap['reference']}")
+        paths += _save(figure, out, f"gap_{index}_{gap.faster}_{gap.slower}_{gap.reference}")
     return paths
 
 
-def _calibration_plot(report: "FitReport", out: Path) -> list[Path]:
-    zs = np.array([h["z"] for c in report.curves for h in c.held_out])
+def _calibration_plot(run: FitRun, out: Path) -> list[Path]:
+    zs = np.array([h.z for c in run.curves for h in c.held_out])
     if zs.size == 0:
         return []
     figure, axes = plt.subplots(figsize=(5, 3))
     axes.hist(zs, bins=np.linspace(-5, 5, 21), color="tab:gray")
-    for z in (-1.96, 1.96):
+    for z in (-Z, Z):
         axes.axvline(z, color="k", ls="--", lw=0.8)
-    within = float(np.mean(np.abs(zs) <= 1.96))
-    axes.set_title(f"held-out z: {within:.0%} within seed noise (95% expected)")
+    within = float(np.mean(np.abs(zs) <= Z))
+    axes.set_title(f"held-out z: {within:.0%} within seed noise ({LEVEL:.0%} expected)")
     axes.set_xlabel("z = (observed - forecast) / sigma_pred")
     return _save(figure, out, "calibration")
 
 
-def write_plots(report: "FitReport", out: Path, baselines: pd.DataFrame) -> list[Path]:
+def write_plots(run: FitRun, out: Path, baselines: pd.DataFrame) -> list[Path]:
     """Every plot of the report under `out`; returns the files written."""
     paths = []
-    for model, reference in sorted({(c.key["model"], c.key["reference"]) for c in report.curves}):
-        paths += _scaling_plot(report, model, reference, baselines, out)
-    if report.curves:
-        paths += _residual_plot(report, out)
-    paths += _gap_plot(report, out)
-    paths += _calibration_plot(report, out)
+    for model, reference in sorted({(c.key["model"], c.key["reference"]) for c in run.curves}):
+        paths += _scaling_plot(run, model, reference, baselines, out)
+    if run.curves:
+        paths += _residual_plot(run, out)
+    paths += _gap_plot(run, out)
+    paths += _calibration_plot(run, out)
     return paths

@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestrator.sizes import SizeError, parse_size
+from orchestrator.spec.sizes import SizeError, parse_size
 
 __all__ = [
     "FieldError",

@@ -2,26 +2,27 @@
 
 from dataclasses import asdict
 
-from orchestrator.data import text_shape
+from db import TrialRow
+from orchestrator.data.shape import text_shape
 from orchestrator.spec import CORE_AXES, Spec, TrialConfig
-from orchestrator.training.presets import PRESETS, estimate_params, train_flops
+from orchestrator.spec.catalog import PRESETS, estimate_params, train_flops
 
-__all__ = ["plan", "store_rows", "totals"]
+__all__ = ["plan", "totals", "trial_rows"]
 
 
-def store_rows(spec: Spec) -> list[dict]:
+def trial_rows(spec: Spec) -> list[TrialRow]:
     """The rows `Store.record_sweep` registers for every trial of the spec."""
     return [
-        {
-            "key": trial.key,
-            "config": trial.to_json(),
-            "objective": trial.objective,
-            "model": trial.model,
-            "data_size": trial.data_size,
-            "seed": trial.seed,
-            "budget_samples": trial.budget_samples,
-            "held_out": spec.is_held_out(trial),
-        }
+        TrialRow(
+            key=trial.key,
+            config=trial.to_json(),
+            objective=trial.objective,
+            model=trial.model,
+            data_size=trial.data_size,
+            seed=trial.seed,
+            budget_samples=trial.budget_samples,
+            held_out=spec.is_held_out(trial),
+        )
         for trial in spec.trials
     ]
 

@@ -1,12 +1,14 @@
-"""Plain-text tables for the CLI's stdout: aligned columns, numbers right-aligned."""
+"""One cell formatter and plain-text tables for the CLI's stdout: aligned columns, numbers
+right-aligned. The markdown report formats its cells with the same `cell`."""
 
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["render_table"]
+__all__ = ["cell", "render_table"]
 
 
-def _cell(value: Any) -> str:
+def cell(value: Any) -> str:
+    """A value as a table shows it: '-' for None, 4 significant digits for a float."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -15,7 +17,7 @@ def _cell(value: Any) -> str:
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    cells = [[_cell(value) for value in row] for row in rows]
+    cells = [[cell(value) for value in row] for row in rows]
     numeric = [
         all(isinstance(row[i], int | float) or row[i] is None for row in rows) if rows else False
         for i in range(len(headers))

@@ -1,0 +1,56 @@
+"""How a store written by an older schema reaches `SCHEMA_VERSION`, one version at a time.
+
+`orch db upgrade` runs these; every other command refuses an older store with that command in
+its message, so nothing is changed behind a user's back. SQLite does not enforce string widths,
+so there a widening step only records the new version; Postgres alters the column type.
+"""
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, text, update
+
+from db import schema
+
+__all__ = ["STEPS", "Widen", "upgrade"]
+
+
+@dataclass(frozen=True)
+class Widen:
+    """A string column made wider: `old` and `new` are its widths before and after."""
+
+    table: str
+    column: str
+    old: int
+    new: int
+
+    def statement(self, width: int) -> str:
+        return f"ALTER TABLE {self.table} ALTER COLUMN {self.column} TYPE VARCHAR({width})"
+
+
+def _widen(tables: tuple[str, ...], column: str, old: int, kind: str) -> tuple[Widen, ...]:
+    return tuple(Widen(table, column, old, schema.WIDTHS[kind]) for table in tables)
+
+
+CURVES = ("fits", "forecasts")
+# STEPS[v] takes a store from version v to v + 1.
+STEPS: dict[int, tuple[Widen, ...]] = {
+    1: (  # one width per kind of name (objective 32 vs 64, reference 64 vs 128, ...)
+        *_widen(("trials", *CURVES), "objective", 32, "objective"),
+        *_widen(("trials", *CURVES, "gaps"), "model", 32, "model"),
+        *_widen(("measurements", *CURVES, "gaps"), "reference", 64, "reference"),
+        *_widen(("measurements", "baselines", *CURVES), "eval_set", 64, "eval_set"),
+        *_widen(("gaps",), "faster", 32, "objective"),
+        *_widen(("gaps",), "slower", 32, "objective"),
+    ),
+}
+
+
+def upgrade(connection: Connection, found: int) -> None:
+    """Apply every step from version `found` to `SCHEMA_VERSION` in the caller's transaction."""
+    for version in range(found, schema.SCHEMA_VERSION):
+        if connection.dialect.name == "postgresql":
+            for step in STEPS[version]:
+                connection.execute(text(step.statement(step.new)))
+        connection.execute(
+            update(schema.orch_meta).where(schema.orch_meta.c.key == "schema").values(value=str(version + 1))
+        )

@@ -1,0 +1,115 @@
+"""The typed rows that cross the store's two seams: what a trial hands the driver's writer, and
+what the fits read back. Both sides import these; a renamed field fails in review, not in a
+running sweep."""
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+__all__ = [
+    "CheckpointReport",
+    "Measurement",
+    "TrialMeasurement",
+    "TrialRow",
+    "TrialState",
+    "columns",
+]
+
+
+def columns(row_type: type) -> list[str]:
+    """The field names of a row type, in order: the columns of its frame."""
+    return [field.name for field in fields(row_type)]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One number at one checkpoint; (trial_key, samples_seen, metric, reference, eval_set) is
+    unique in the store."""
+
+    trial_key: str
+    samples_seen: int
+    metric: str  # 'mutual_knn@10', or 'mutual_knn@10/layer2'
+    reference: str
+    eval_set: str
+    value: float
+    step: int
+    flops: float
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class TrialMeasurement(Measurement):
+    """A measurement with its trial's columns: a row of `Store.measurements_frame`."""
+
+    objective: str
+    model: str
+    n_params: int | None
+    data_size: int
+    seed: int
+    budget_samples: int
+    status: str
+    sweep: str
+    held_out: int
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    """A trial as `Store.record_sweep` registers it (pending when new)."""
+
+    key: str
+    config: str  # the TrialConfig's JSON
+    objective: str
+    model: str
+    data_size: int
+    seed: int
+    budget_samples: int
+    held_out: bool = False
+
+
+@dataclass(frozen=True)
+class TrialState:
+    """A row of `Store.trials_frame`: a trial's record with the sweep that lists it."""
+
+    key: str
+    config: str
+    objective: str
+    model: str
+    n_params: int | None
+    data_size: int
+    seed: int
+    budget_samples: int
+    status: str
+    reason: str | None
+    attempts: int
+    samples_seen: int
+    host: str | None
+    device: str | None
+    created: float
+    started: float | None
+    finished: float | None
+    updated: float
+    sweep: str
+    held_out: int
+
+
+@dataclass(frozen=True)
+class CheckpointReport:
+    """What a trial reports at one checkpoint: its rows and where the trial stands. It travels
+    through Ray Tune as a plain dict (`as_dict`) and is read back with `from_dict`."""
+
+    trial_key: str
+    samples_seen: int
+    status: str  # running | done | collapsed
+    reason: str | None
+    n_params: int
+    host: str
+    device: str
+    rows: tuple[Measurement, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> "CheckpointReport":
+        values = {name: raw[name] for name in columns(cls)}
+        values["rows"] = tuple(Measurement(**row) for row in raw["rows"])
+        return cls(**values)

@@ -1,0 +1,158 @@
+"""Sample gaps between two objectives' curves (`--gap A:B`), and the naive gaps between published
+single checkpoints, each with the caveats that apply."""
+
+import numpy as np
+import pandas as pd
+
+from fits.bootstrap import bootstrap_gap
+from fits.gaps import Gap, invert, sample_gap
+from fits.results import CurveFit, FitOptions, GapEstimate
+
+__all__ = ["gap_estimates", "published_gaps"]
+
+PAIR = ("model", "metric", "reference", "eval_set")  # what two compared curves share
+
+
+def _find(curves: list[CurveFit], objective: str, model: str, reference: str) -> CurveFit | None:
+    wanted = (objective, model, reference)
+    return next(
+        (c for c in curves if (c.key["objective"], c.key["model"], c.key["reference"]) == wanted), None
+    )
+
+
+def _differing(recipes: dict[str, dict], faster: str, slower: str) -> list[str]:
+    """The recipe fields on which the two objectives' trials differ."""
+    a, b = recipes.get(faster, {}), recipes.get(slower, {})
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def gap_estimates(
+    curves: list[CurveFit],
+    spec: str,
+    chosen: pd.DataFrame,
+    per_sample: dict[str, float],
+    recipes: dict[str, dict],
+    options: FitOptions,
+) -> list[GapEstimate]:
+    """R = S_B / N_A* for every (model, reference) both objectives were fitted on."""
+    faster, _, slower = spec.partition(":")
+    differing = _differing(recipes, faster, slower)
+    observed_b = chosen[
+        (chosen.objective == slower) & ~(chosen.held_out | chosen.data_size.isin(options.holdout))
+    ]
+    out = []
+    for values, group in observed_b.groupby(list(PAIR)):
+        key = dict(zip(PAIR, values, strict=True))
+        curve_a = _find(curves, faster, key["model"], key["reference"])
+        curve_b = _find(curves, slower, key["model"], key["reference"])
+        if curve_a is None:
+            continue
+        found = _gap(curve_a, curve_b, group, options)
+        if found is None:
+            continue
+        gap, samples_b = found
+        flags = gap.flags + ([f"RECIPES_DIFFER:{','.join(differing)}"] if differing else [])
+        flags.append("SAMPLES_NOT_FLOPS")
+        if curve_a.random_init is not None and gap.target <= curve_a.random_init:
+            flags.append("TARGET_AT_OR_BELOW_A_RANDOM_INIT")
+        both_saturating = curve_b is not None and curve_a.fit.law == curve_b.fit.law == "saturating"
+        if options.bootstrap and gap.ratio is not None and both_saturating:
+            gap.interval, unreachable = bootstrap_gap(
+                curve_a.points, curve_b.points, samples_b, options.bootstrap
+            )
+            share = f":{unreachable:.0%}_unreachable" if unreachable else ""
+            flags.append(f"BOOTSTRAP:{options.bootstrap}{share}")
+        known = gap.ratio is not None and faster in per_sample and slower in per_sample
+        out.append(
+            GapEstimate(
+                faster=faster,
+                slower=slower,
+                **key,
+                target=gap.target,
+                samples_b=gap.samples_b,
+                samples_a=gap.samples_a,
+                ratio=gap.ratio,
+                interval=gap.interval,
+                flops_ratio=gap.ratio * per_sample[slower] / per_sample[faster] if known else None,
+                ratio_curve=_ratio_curve(curve_a, curve_b) if curve_b is not None else [],
+                flags=flags,
+            )
+        )
+    return out
+
+
+def _gap(
+    curve_a: CurveFit, curve_b: CurveFit | None, group: pd.DataFrame, options: FitOptions
+) -> tuple[Gap, float] | None:
+    """The gap at B's target level, and B's samples; None when B never reaches `--at-alignment`."""
+    if curve_b is None:  # too few points for a law: B is its last checkpoint, observed
+        last = group[group.samples_seen == group.samples_seen.max()].value
+        samples_b = float(group.samples_seen.max())
+        error = float(last.std(ddof=1) / np.sqrt(len(last))) if len(last) > 1 else 0.0
+        gap = sample_gap(curve_a.fit, None, samples_b, observed_b=float(last.mean()), observed_sigma_b=error)
+        return gap, samples_b
+    if options.at_alignment is not None:
+        samples_b = invert(curve_b.fit, options.at_alignment)
+        if samples_b is None:
+            return None
+    else:
+        samples_b = float(options.gap_at or curve_b.points.samples.max())
+    return sample_gap(curve_a.fit, curve_b.fit, samples_b), samples_b
+
+
+def _ratio_curve(curve_a: CurveFit, curve_b: CurveFit) -> list[dict]:
+    """R at alignment levels both fits reach inside B's observed range (differs by level when the
+    exponents differ)."""
+    low, high = curve_b.fit.samples_range
+    rows = []
+    for samples_b in np.geomspace(low, high, 7):
+        gap = sample_gap(curve_a.fit, curve_b.fit, float(samples_b))
+        if gap.ratio is not None:
+            rows.append({"target": gap.target, "samples_b": float(samples_b), "ratio": gap.ratio})
+    return rows
+
+
+def published_gaps(baselines: pd.DataFrame, spec: str, metric: str) -> list[GapEstimate]:
+    """The naive gap between published single checkpoints of the same encoder size (the last
+    word of the model name): S_B / S_A, with no interval and every caveat that applies."""
+    faster, _, slower = spec.partition(":")
+    if baselines.empty:
+        return []
+    rows = baselines[(baselines.metric == metric) & baselines.samples.notna()]
+    out = []
+    for b in rows[rows.objective == slower].itertuples():
+        for a in rows[rows.objective == faster].itertuples():
+            same = (a.reference, a.eval_set, a.model.split()[-1]) == (
+                b.reference,
+                b.eval_set,
+                b.model.split()[-1],
+            )
+            if not same:
+                continue
+            flags = ["PUBLISHED", "A_SINGLE_CHECKPOINT", "B_SINGLE_CHECKPOINT"]
+            flags += ["SAMPLES_NOT_FLOPS", "RECIPES_UNKNOWN"]
+            # A below B's level at S_A means N_A* > S_A: the ratio bounds R from above; A above it
+            # means N_A* <= S_A: a bound from below.
+            if a.value < b.value:
+                flags.append(f"UPPER_BOUND:A={a.value:.3g}<a*={b.value:.3g}")
+            elif a.value > b.value:
+                flags.append(f"LOWER_BOUND:A={a.value:.3g}>a*={b.value:.3g}")
+            out.append(
+                GapEstimate(
+                    faster=faster,
+                    slower=slower,
+                    model=f"{a.model} / {b.model}",
+                    metric=metric,
+                    reference=b.reference,
+                    eval_set=b.eval_set,
+                    target=float(b.value),
+                    samples_b=float(b.samples),
+                    samples_a=float(a.samples),
+                    ratio=float(b.samples / a.samples),
+                    interval=None,
+                    flops_ratio=None,
+                    ratio_curve=[],
+                    flags=[*flags, f"SOURCE:{b.source}"],
+                )
+            )
+    return out

@@ -1,0 +1,117 @@
+"""One curve at a time, on the frames `fits.load` reads: choose its points, fit its law, forecast,
+score its held-out cells and earlier forecasts, and compute the bands the plots draw.
+
+A curve is (objective, model, metric, reference, eval set). Its points are the seeds' values at
+each samples-seen value: by default each trial's final checkpoint (one run per data size, as the
+sweep designs it); `points="all"` uses every checkpoint (for constant-learning-rate designs).
+"""
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from fits.bands import Forecast, forecast, score_holdout, within_noise
+from fits.bootstrap import bootstrap_band, bootstrap_saturating
+from fits.fit import CurvePoints, FitResult, curve_points, select_law
+from fits.results import CURVE, CurveFit, EarlierForecast, FitOptions, HeldOutCell
+
+__all__ = ["BAND_POINTS", "fit_group", "score_earlier", "select_points"]
+
+BAND_POINTS = 120  # samples-seen values the plotted bands are computed at
+
+
+def select_points(frame: pd.DataFrame, options: FitOptions) -> pd.DataFrame:
+    """The measurements the fits use: past S = 0, final checkpoints unless `points="all"`."""
+    chosen = frame[frame.samples_seen > 0]
+    if options.points == "final":
+        chosen = chosen[chosen.is_final]
+    if options.min_samples is not None:
+        chosen = chosen[chosen.samples_seen >= options.min_samples]
+    return chosen
+
+
+def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitOptions) -> CurveFit:
+    """Fit one curve's group of measurements; `frame` supplies its random-init level."""
+    held = group.held_out | group.data_size.isin(options.holdout)
+    train = group[~held]
+    points = curve_points(train.samples_seen.to_numpy(), train.value.to_numpy())
+    fit, table = select_law(points)
+    init = frame[(frame.samples_seen == 0) & np.logical_and.reduce([frame[k] == v for k, v in key.items()])]
+    targets = sorted({*options.predict, *group[held].samples_seen.astype(float)})
+    bands = _BandMaker(fit, points, options)
+    forecasts = [bands.at(float(s)) for s in targets]
+    held_out = []
+    for samples, cell in group[held].groupby("samples_seen"):
+        prediction = forecast(fit, points, float(samples), seeds=len(cell))
+        z = score_holdout(prediction, float(cell.value.mean()))
+        held_out.append(
+            HeldOutCell(
+                samples=float(samples),
+                observed=float(cell.value.mean()),
+                seeds=len(cell),
+                prediction=prediction.prediction,
+                pi=prediction.pi,
+                z=z,
+                within_seed_noise=within_noise(z),
+            )
+        )
+    furthest = max([fit.samples_range[1], *targets])
+    grid = np.geomspace(fit.samples_range[0], furthest * 1.05, BAND_POINTS)
+    return CurveFit(
+        key,
+        points,
+        fit,
+        table,
+        float(init.value.mean()) if len(init) else None,
+        forecasts,
+        held_out,
+        band=[bands.at(float(s)) for s in grid],
+    )
+
+
+class _BandMaker:
+    """Forecasts with the curve's one kind of band: the delta method, or the seed bootstrap when
+    asked for and the law is the default one. Forecasts and plots use the same maker."""
+
+    def __init__(self, fit: FitResult, points: CurvePoints, options: FitOptions) -> None:
+        self.fit, self.points, self.seeds = fit, points, options.seeds_for_forecast
+        bootstrap = options.bootstrap and fit.law == "saturating"
+        self.refits = bootstrap_saturating(points, options.bootstrap) if bootstrap else None
+
+    def at(self, samples: float) -> Forecast:
+        delta = forecast(self.fit, self.points, samples, self.seeds)
+        if self.refits is None:
+            return delta
+        ci, pi = bootstrap_band(self.refits, samples, self.points.sigma_seed, delta.seeds)
+        return replace(delta, ci=ci, pi=pi, flags=(*delta.flags, f"BOOTSTRAP:{len(self.refits)}"))
+
+
+def score_earlier(earlier: pd.DataFrame, curves: list[CurveFit]) -> list[EarlierForecast]:
+    """Forecasts stored by earlier fits whose cells have since been measured: confirmed or missed."""
+    earlier = earlier.drop_duplicates([*CURVE, "samples"], keep="first")
+    scored = []
+    for row in earlier.itertuples():
+        curve = next((c for c in curves if all(getattr(row, k) == c.key[k] for k in CURVE)), None)
+        if curve is None:
+            continue
+        observed = [h for h in curve.held_out if h.samples == row.samples]
+        match = np.isclose(curve.points.samples, row.samples)
+        if observed:
+            value = observed[0].observed
+        elif match.any() and row.extrapolation > 1:
+            value = float(curve.points.mean[match][0])
+        else:
+            continue
+        scored.append(
+            EarlierForecast(
+                **{k: getattr(row, k) for k in CURVE},
+                samples=row.samples,
+                forecast_at=row.created,
+                prediction=row.prediction,
+                pi=(row.pi_low, row.pi_high),
+                observed=value,
+                verdict="confirmed" if row.pi_low <= value <= row.pi_high else "missed",
+            )
+        )
+    return scored

@@ -1,0 +1,163 @@
+"""What `orch fit` computes, typed: per-curve fits with their forecasts, held-out scores and drawn
+bands; gaps; earlier forecasts scored. The report draws these and never refits."""
+
+from dataclasses import asdict, dataclass, field
+
+from fits.bands import Forecast
+from fits.fit import CurvePoints, FitResult
+
+__all__ = [
+    "CURVE",
+    "CurveFit",
+    "EarlierForecast",
+    "FitOptions",
+    "FitRun",
+    "GapEstimate",
+    "HeldOutCell",
+]
+
+CURVE = ("objective", "model", "metric", "reference", "eval_set")  # what names one curve
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    predict: tuple[int, ...] = ()
+    holdout: tuple[int, ...] = ()
+    gaps: tuple[str, ...] = ()
+    gap_at: int | None = None
+    at_alignment: float | None = None
+    metric: str = "mutual_knn@10"
+    reference: str | None = None
+    min_samples: int | None = None
+    bootstrap: int = 0  # seed-bootstrap refits for the bands of saturating fits (0: delta method)
+    out_dir: str = "reports"
+    points: str = "final"
+    seeds_for_forecast: int = 3
+
+
+@dataclass(frozen=True)
+class HeldOutCell:
+    """A measured cell the fit left out, scored against its forecast."""
+
+    samples: float
+    observed: float
+    seeds: int
+    prediction: float
+    pi: tuple[float, float]
+    z: float
+    within_seed_noise: bool
+
+
+@dataclass
+class CurveFit:
+    key: dict  # CURVE -> value
+    points: CurvePoints
+    fit: FitResult
+    backtest: dict
+    random_init: float | None
+    forecasts: list[Forecast]
+    held_out: list[HeldOutCell]
+    band: list[Forecast] = field(default_factory=list)  # the CI and PI drawn on the plot
+
+    @property
+    def name(self) -> str:
+        return f"{self.key['objective']} {self.key['model']} vs {self.key['reference']}"
+
+    def as_dict(self) -> dict:
+        points = self.points
+        return {
+            **self.key,
+            "law": self.fit.law,
+            "params": self.fit.values,
+            "errors": self.fit.errors,
+            "flags": self.fit.flags,
+            "lack_of_fit_p": self.fit.lof_p,
+            "backtest": self.backtest,
+            "random_init": self.random_init,
+            "sigma_seed": points.sigma_seed,
+            "points": [
+                {"samples": float(s), "mean": float(m), "sigma": float(e), "seeds": int(n)}
+                for s, m, e, n in zip(points.samples, points.mean, points.sigma, points.seeds, strict=True)
+            ],
+            "forecasts": [f.as_dict() for f in self.forecasts],
+            "held_out": [asdict(h) for h in self.held_out],
+        }
+
+
+@dataclass
+class GapEstimate:
+    """How many fewer samples `faster` needs to reach the alignment `slower` reaches at samples_b."""
+
+    faster: str
+    slower: str
+    model: str
+    metric: str
+    reference: str
+    eval_set: str
+    target: float
+    samples_b: float
+    samples_a: float | None
+    ratio: float | None
+    interval: tuple[float, float] | None
+    flops_ratio: float | None
+    ratio_curve: list[dict]
+    flags: list[str]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class EarlierForecast:
+    """A forecast stored by an earlier fit, scored against what has since been measured."""
+
+    objective: str
+    model: str
+    metric: str
+    reference: str
+    eval_set: str
+    samples: float
+    forecast_at: float
+    prediction: float
+    pi: tuple[float, float]
+    observed: float
+    verdict: str  # confirmed | missed
+
+    @property
+    def name(self) -> str:
+        return f"{self.objective} {self.model} vs {self.reference}"
+
+
+@dataclass
+class FitRun:
+    """One `orch fit`: every curve's fit, the gaps, earlier forecasts scored, what was skipped."""
+
+    sweep: str
+    store: str
+    options: FitOptions
+    curves: list[CurveFit] = field(default_factory=list)
+    gaps: list[GapEstimate] = field(default_factory=list)
+    earlier: list[EarlierForecast] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    report_path: str = ""
+
+    def calibration(self) -> dict:
+        cells = [h for c in self.curves for h in c.held_out]
+        within = sum(h.within_seed_noise for h in cells)
+        return {
+            "held_out_cells": len(cells),
+            "within_seed_noise": within,
+            "fraction": within / len(cells) if cells else None,
+        }
+
+    def as_dict(self) -> dict:
+        return {
+            "sweep": self.sweep,
+            "store": self.store,
+            "fits": [c.as_dict() for c in self.curves],
+            "gaps": [g.as_dict() for g in self.gaps],
+            "calibration": self.calibration(),
+            "earlier_forecasts": [asdict(e) for e in self.earlier],
+            "skipped": self.skipped,
+            "report": self.report_path,
+        }

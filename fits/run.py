@@ -1,0 +1,46 @@
+"""`orch fit`: read the sweep, fit every curve, compute gaps, score earlier forecasts, store the
+fit run and write the report. The math lives in the pure modules; this only puts it in order."""
+
+from pathlib import Path
+
+from db import Store
+from fits.claims import gap_estimates, published_gaps
+from fits.curves import fit_group, score_earlier, select_points
+from fits.fit import FitError
+from fits.load import (
+    flops_per_sample,
+    load_baselines,
+    load_earlier_forecasts,
+    load_measurements,
+    recipes,
+    save_fit_run,
+)
+from fits.report import write_report
+from fits.results import CURVE, FitOptions, FitRun
+
+__all__ = ["run_fit"]
+
+
+def run_fit(store: Store, sweep: str, options: FitOptions) -> FitRun:
+    """Fit, forecast, score and write the store rows and the report under `options.out_dir`."""
+    frame = load_measurements(store, sweep, options.metric, options.reference)
+    run = FitRun(sweep, store.url, options)
+    if frame.empty:
+        raise FitError(f"sweep {sweep} has no done trials with {options.metric} in {store.url}")
+    chosen = select_points(frame, options)
+    for values, group in chosen.groupby(list(CURVE)):
+        key = dict(zip(CURVE, values, strict=True))
+        try:
+            run.curves.append(fit_group(key, group, frame, options))
+        except FitError as error:
+            run.skipped.append(f"{'/'.join(map(str, values))}: {error}")
+    baselines = load_baselines(store)
+    per_sample, recipe = flops_per_sample(frame), recipes(store, sweep)
+    for spec in options.gaps:
+        run.gaps += gap_estimates(run.curves, spec, chosen, per_sample, recipe, options)
+    for spec in options.gaps:
+        run.gaps += published_gaps(baselines, spec, options.metric)
+    run.earlier = score_earlier(load_earlier_forecasts(store, sweep), run.curves)
+    save_fit_run(store, run)
+    run.report_path = str(write_report(run, Path(options.out_dir) / sweep, baselines))
+    return run

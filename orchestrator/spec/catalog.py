@@ -1,0 +1,149 @@
+"""Every name a sweep file may use, in one place: model presets, objectives and metrics.
+
+Torch-free on purpose, so the sweep-file parser and the CLI start fast. A new preset, objective or
+metric is one entry here (plus, for a metric, its function in `orchestrator.alignment`).
+The trainer builds its module from the same `Preset` and stores the parameter count measured from
+that module; `estimate_params` here must agree with it (a test checks).
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = [
+    "METRICS",
+    "OBJECTIVES",
+    "PRESETS",
+    "PROJECTOR_WIDTH",
+    "Metric",
+    "MetricName",
+    "Preset",
+    "estimate_params",
+    "parse_metric",
+    "train_flops",
+]
+
+OBJECTIVES = ("jepa_good", "jepa_bad", "ntp")
+
+
+@dataclass(frozen=True)
+class Preset:
+    width: int
+    layers: int
+    heads: int
+    ff: int
+
+
+PRESETS: dict[str, Preset] = {
+    "tiny": Preset(width=64, layers=2, heads=4, ff=256),
+    "small": Preset(width=128, layers=4, heads=4, ff=512),
+    "33M": Preset(width=384, layers=12, heads=12, ff=1536),  # MiniLM-L12-H384 shape
+    "base": Preset(width=768, layers=12, heads=12, ff=3072),  # BERT-B shape, ~109M with 30522 tokens
+}
+PROJECTOR_WIDTH = 64
+
+
+def _layer_params(p: Preset) -> int:
+    attention = 4 * p.width * p.width + 4 * p.width
+    feed_forward = 2 * p.width * p.ff + p.ff + p.width
+    norms = 4 * p.width
+    return attention + feed_forward + norms
+
+
+def estimate_params(preset: Preset, vocab_size: int, max_len: int, objective: str) -> int:
+    """Parameters of the encoder as the trainer builds it: embeddings, blocks, head or projector."""
+    body = (vocab_size + max_len) * preset.width + preset.layers * _layer_params(preset)
+    body += 2 * preset.width  # final norm
+    if objective == "ntp":
+        return body  # the LM head is tied to the token embedding
+    return body + preset.width * PROJECTOR_WIDTH + PROJECTOR_WIDTH
+
+
+def train_flops(preset: Preset, objective: str, tokens: int, vocab_size: int) -> float:
+    """Training FLOPs for `tokens` tokens: 6 x (block + output) parameters x tokens (Kaplan et al.).
+
+    Embedding lookups are free; NTP adds its vocabulary projection, JEPA its projector.
+    Attention-score FLOPs are ignored at these sequence lengths.
+    """
+    matmul_params = preset.layers * _layer_params(preset)
+    if objective == "ntp":
+        matmul_params += vocab_size * preset.width
+    else:
+        matmul_params += preset.width * PROJECTOR_WIDTH
+    return 6.0 * matmul_params * tokens
+
+
+@dataclass(frozen=True)
+class Metric:
+    """An alignment metric: how it is written, scored, bounded, and what chance scores.
+
+    `scorer` names the function in `orchestrator.alignment` that scores two feature matrices;
+    `from_neighbours` the one that scores two k-NN lists, for metrics built from them (a trial
+    then finds each side's neighbours once and reuses them). `needs_map`: the metric compares
+    the two sides in one space, through a least-squares map fitted on held-back pairs.
+    `chance(k, n)` is the expected score of unrelated features on n rows (None where no closed
+    form is known).
+    """
+
+    name: str
+    takes_k: bool
+    scorer: str
+    from_neighbours: str | None = None
+    needs_map: bool = False
+    range: tuple[float, float] = (0.0, 1.0)
+    chance: Callable[[int | None, int], float] | None = None
+
+
+def _knn_chance(k: int | None, n: int) -> float:
+    return (k or 0) / (n - 1)  # a random k-subset of the n - 1 others shares k^2/(n-1) of k
+
+
+def _retrieval_chance(k: int | None, n: int) -> float:
+    return (k or 0) / n
+
+
+METRICS: dict[str, Metric] = {
+    metric.name: metric
+    for metric in (
+        Metric("mutual_knn", True, "mutual_knn", "mutual_knn_from", chance=_knn_chance),
+        Metric("cycle_knn", True, "cycle_knn", "cycle_knn_from"),
+        Metric("cknna", True, "cknna", "cknna_from", range=(-1.0, 1.0), chance=lambda k, n: 0.0),
+        Metric("cka", False, "cka"),
+        Metric("cka_unbiased", False, "cka_unbiased", range=(-1.0, 1.0), chance=lambda k, n: 0.0),
+        Metric("svcca", False, "svcca"),
+        Metric("retrieval_t2i", True, "retrieval_t2i", needs_map=True, chance=_retrieval_chance),
+        Metric("retrieval_i2t", True, "retrieval_i2t", needs_map=True, chance=_retrieval_chance),
+    )
+}
+_PATTERN = re.compile(r"^([a-z_0-9]+?)(?:@([0-9]+))?$")
+
+
+@dataclass(frozen=True)
+class MetricName:
+    """A metric as a sweep file writes it: the catalog entry and its neighbour count."""
+
+    name: str
+    k: int | None
+
+    @property
+    def metric(self) -> Metric:
+        return METRICS[self.name]
+
+    def __str__(self) -> str:
+        return self.name if self.k is None else f"{self.name}@{self.k}"
+
+
+def parse_metric(text: str) -> MetricName:
+    """Parse 'mutual_knn@10' or 'cka'; raise ValueError with the names allowed."""
+    match = _PATTERN.match(text.strip()) if isinstance(text, str) else None
+    known = ", ".join(f"{m.name}@10" if m.takes_k else m.name for m in METRICS.values())
+    if not match or match.group(1) not in METRICS:
+        raise ValueError(f"{text!r} is not a metric (one of {known})")
+    name, k = match.group(1), match.group(2)
+    if METRICS[name].takes_k and k is None:
+        raise ValueError(f"{text!r} needs a neighbour count (write {name}@10)")
+    if not METRICS[name].takes_k and k is not None:
+        raise ValueError(f"{text!r} takes no @k (write {name})")
+    if k is not None and int(k) < 1:
+        raise ValueError(f"{text!r}: k must be at least 1")
+    return MetricName(name, int(k) if k is not None else None)

@@ -1,0 +1,165 @@
+"""The typed sweep: a frozen `Spec` and one `TrialConfig` per grid cell, and the trial's key.
+
+A trial's key is the sha256 of the canonical JSON of `TrialConfig.identity()`: objective, model,
+data size, seed, the resolved `train` recipe, the `data` section and the `eval` section, plus
+`KEY_VERSION`. The sweep's name, store, resources and holdout never enter it, so the same trial in
+two sweeps is one trial and resources can change without rerunning anything.
+"""
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CORE_AXES",
+    "DEFAULT_STORE",
+    "KEY_VERSION",
+    "DataConfig",
+    "EvalConfig",
+    "Resources",
+    "SigRegConfig",
+    "Spec",
+    "TrainConfig",
+    "TrialConfig",
+]
+
+KEY_VERSION = 1  # bump when a code change alters what an unchanged trial config produces
+CORE_AXES = ("objective", "model", "data_size", "seed")
+DEFAULT_STORE = "sqlite:///orch.db"
+
+
+@dataclass(frozen=True)
+class SigRegConfig:
+    weight: float
+    slices: int
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The recipe: optimiser, schedule and regulariser, all of which enter the trial key."""
+
+    batch_size: int
+    lr: float
+    weight_decay: float
+    warmup: float  # fraction of the trial's sample budget
+    schedule: str
+    epochs: float  # passes over the trial's data size: budget = epochs x data_size samples
+    grad_clip: float | None
+    sigreg: SigRegConfig
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    source: str  # world | files
+    world_seed: int = 0
+    pairs: str | None = None
+    documents: str | None = None
+    eval_texts: str | None = None
+    eval_features: tuple[tuple[str, str], ...] = ()
+    tokenizer: str = "bytes"
+    vocab_size: int = 256
+    max_len: int = 64
+    base_dir: str = field(default=".", compare=False)  # where relative paths resolve; not in key
+
+    def resolve(self, path: str) -> Path:
+        return (Path(self.base_dir) / path).resolve()
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    set: str
+    metrics: tuple[str, ...]
+    per_octave: int
+    first_checkpoint: int
+    references: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class Resources:
+    cpu: float
+    gpu: float
+
+
+@dataclass(frozen=True)
+class TrialConfig:
+    objective: str
+    model: str
+    data_size: int
+    seed: int
+    train: TrainConfig
+    data: DataConfig
+    eval: EvalConfig
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that changes this trial's result, and nothing else."""
+        data = asdict(self.data)
+        del data["base_dir"]
+        return {
+            "key_version": KEY_VERSION,
+            "objective": self.objective,
+            "model": self.model,
+            "data_size": self.data_size,
+            "seed": self.seed,
+            "train": asdict(self.train),
+            "data": data,
+            "eval": asdict(self.eval),
+        }
+
+    @property
+    def key(self) -> str:
+        canonical = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @property
+    def budget_samples(self) -> int:
+        return max(1, round(self.train.epochs * self.data_size))
+
+    def to_json(self) -> str:
+        return json.dumps({**self.identity(), "base_dir": self.data.base_dir}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "TrialConfig":
+        raw = json.loads(text)
+        train = dict(raw["train"], sigreg=SigRegConfig(**raw["train"]["sigreg"]))
+        data = dict(raw["data"], base_dir=raw.get("base_dir", "."))
+        data["eval_features"] = tuple(tuple(pair) for pair in data["eval_features"])
+        evaluation = dict(raw["eval"], metrics=tuple(raw["eval"]["metrics"]))
+        if evaluation["references"] is not None:
+            evaluation["references"] = tuple(evaluation["references"])
+        return cls(
+            objective=raw["objective"],
+            model=raw["model"],
+            data_size=raw["data_size"],
+            seed=raw["seed"],
+            train=TrainConfig(**train),
+            data=DataConfig(**data),
+            eval=EvalConfig(**evaluation),
+        )
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    store: str
+    data: DataConfig
+    eval: EvalConfig
+    trials: tuple[TrialConfig, ...]
+    resources: Resources
+    model_resources: tuple[tuple[str, Resources], ...]
+    holdout: tuple[tuple[str, tuple[Any, ...]], ...]
+    source: str
+    text: str
+
+    @property
+    def text_hash(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    def resources_for(self, model: str) -> Resources:
+        return dict(self.model_resources).get(model, self.resources)
+
+    def is_held_out(self, trial: TrialConfig) -> bool:
+        if not self.holdout:
+            return False
+        return all(getattr(trial, axis) in values for axis, values in self.holdout)

@@ -1,0 +1,197 @@
+"""Sweep files: YAML -> a validated, frozen `Spec` with one `TrialConfig` per grid cell.
+
+The grid is the cartesian product of its axes (the core four plus any recipe field by its dotted
+path), plus `include` cells, less `exclude` filters. Every problem is a one-line `SpecError`
+naming the file, the field path and the fix.
+"""
+
+import itertools
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from orchestrator.errors import SpecError
+from orchestrator.spec.catalog import OBJECTIVES, PRESETS
+from orchestrator.spec.config import CORE_AXES, DEFAULT_STORE, DataConfig, EvalConfig, Spec, TrialConfig
+from orchestrator.spec.fields import (
+    FieldError,
+    read_choice,
+    read_int,
+    read_list,
+    read_mapping,
+    read_size,
+    read_string,
+)
+from orchestrator.spec.sections import (
+    base_recipe,
+    parse_data,
+    parse_eval,
+    parse_holdout,
+    parse_resources,
+    parse_train,
+    recipe,
+    train_paths,
+    with_override,
+)
+
+__all__ = ["load_spec", "parse_spec"]
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and validate a sweep file; every problem is a one-line `SpecError` naming the file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise SpecError(f"{path}: cannot read ({error.__class__.__name__}: {error})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise SpecError(f"{path}: YAML syntax error at {where}: {problem}") from None
+    return parse_spec(raw, source=str(path), text=text, base_dir=path.parent)
+
+
+def parse_spec(raw: Any, source: str, text: str = "", base_dir: Path = Path(".")) -> Spec:
+    try:
+        return _parse(raw, source, text, base_dir)
+    except FieldError as error:
+        raise SpecError(f"{source}: {error.path}: {error.message}") from None
+
+
+def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
+    if raw is None:
+        raise FieldError("(top)", "the file is empty (start from sweeps/goodview_vs_ntp.yaml)")
+    known = (
+        "name", "store", "data", "eval", "grid", "include", "exclude",
+        "train", "resources", "holdout",
+    )  # fmt: skip
+    top = read_mapping(raw, "", known, required=("name", "grid"))
+    name = read_string(top["name"], "name")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise FieldError("name", f"{name!r} may hold only letters, digits, '_', '.' and '-'")
+    store = read_string(top.get("store", DEFAULT_STORE), "store")
+    data = parse_data(top.get("data", {"source": "world"}), str(base_dir))
+    evaluation = parse_eval(top.get("eval", {}), data)
+    raw_train = base_recipe(top.get("train", {}))
+    axes = _parse_grid(top["grid"], raw_train)
+    cells = list(_expand(axes))
+    cells += _parse_include(top.get("include", []), raw_train)
+    excludes = _parse_exclude(top.get("exclude", []), axes)
+    trials: dict[str, TrialConfig] = {}
+    for cell in cells:
+        if any(_matches(cell, rule) for rule in excludes):
+            continue
+        trial = _trial(cell, raw_train, data, evaluation)
+        trials.setdefault(trial.key, trial)
+    if not trials:
+        raise FieldError("exclude", "removes every trial of the grid (loosen the filters)")
+    resources, per_model = parse_resources(top.get("resources", {}))
+    holdout = parse_holdout(top.get("holdout", {}))
+    return Spec(
+        name=name,
+        store=store,
+        data=data,
+        eval=evaluation,
+        trials=tuple(trials.values()),
+        resources=resources,
+        model_resources=per_model,
+        holdout=holdout,
+        source=source,
+        text=text,
+    )
+
+
+def _parse_axis_value(axis: str, value: Any, path: str, raw_train: dict) -> Any:
+    if axis == "objective":
+        return read_choice(value, path, OBJECTIVES)
+    if axis == "model":
+        return read_choice(value, path, tuple(PRESETS))
+    if axis == "data_size":
+        return read_size(value, path)
+    if axis == "seed":
+        return read_int(value, path, low=0, high=2**31 - 1)
+    try:
+        parse_train(with_override(raw_train, axis, value), "train")
+    except FieldError as error:
+        if error.path == axis:
+            raise FieldError(path, error.message) from None
+        raise
+    return value
+
+
+def _parse_grid(raw: Any, raw_train: dict) -> dict[str, list[Any]]:
+    known = list(CORE_AXES) + train_paths(raw_train)
+    grid = read_mapping(raw, "grid", known, required=CORE_AXES)
+    axes: dict[str, list[Any]] = {}
+    for axis, values in grid.items():
+        parsed = [
+            _parse_axis_value(axis, value, f"grid.{axis}[{index}]", raw_train)
+            for index, value in enumerate(read_list(values, f"grid.{axis}"))
+        ]
+        for index, value in enumerate(parsed):
+            if parsed.index(value) != index:
+                raise FieldError(f"grid.{axis}[{index}]", f"{value!r} is listed twice")
+        axes[axis] = parsed
+    return axes
+
+
+def _expand(axes: dict[str, list[Any]]) -> Iterator[dict[str, Any]]:
+    names = list(axes)
+    for values in itertools.product(*(axes[name] for name in names)):
+        yield dict(zip(names, values, strict=True))
+
+
+def _parse_include(raw: Any, raw_train: dict) -> list[dict[str, Any]]:
+    known = list(CORE_AXES) + train_paths(raw_train)
+    cells = []
+    for index, entry in enumerate(read_list(raw, "include", allow_empty=True)):
+        path = f"include[{index}]"
+        entry = read_mapping(entry, path, known, required=CORE_AXES)
+        cells.append(
+            {
+                axis: _parse_axis_value(axis, value, f"{path}.{axis}", raw_train)
+                for axis, value in entry.items()
+            }
+        )
+    return cells
+
+
+def _parse_exclude(raw: Any, axes: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    rules = []
+    for index, entry in enumerate(read_list(raw, "exclude", allow_empty=True)):
+        path = f"exclude[{index}]"
+        entry = read_mapping(entry, path, list(axes))
+        if not entry:
+            raise FieldError(path, "is empty (name at least one axis value to exclude)")
+        rule = {}
+        for axis, value in entry.items():
+            if axis == "data_size":
+                value = read_size(value, f"{path}.{axis}")
+            if value not in axes[axis]:
+                raise FieldError(f"{path}.{axis}", f"{value!r} is not on the grid's {axis} axis")
+            rule[axis] = value
+        rules.append(rule)
+    return rules
+
+
+def _matches(cell: dict[str, Any], rule: dict[str, Any]) -> bool:
+    return all(cell.get(axis) == value for axis, value in rule.items())
+
+
+def _trial(cell: dict, raw_train: dict, data: DataConfig, evaluation: EvalConfig) -> TrialConfig:
+    overrides = {axis: value for axis, value in cell.items() if axis not in CORE_AXES}
+    return TrialConfig(
+        objective=cell["objective"],
+        model=cell["model"],
+        data_size=cell["data_size"],
+        seed=cell["seed"],
+        train=recipe(raw_train, overrides, "grid"),
+        data=data,
+        eval=evaluation,
+    )

@@ -1,0 +1,219 @@
+"""Readers for the sweep file's sections other than the grid: train, data, eval, resources and
+holdout. Each takes the raw YAML value and returns a typed config or raises `FieldError`."""
+
+import copy
+import re
+from typing import Any
+
+from orchestrator.spec.catalog import PRESETS, parse_metric
+from orchestrator.spec.config import DataConfig, EvalConfig, Resources, SigRegConfig, TrainConfig
+from orchestrator.spec.fields import (
+    FieldError,
+    read_choice,
+    read_int,
+    read_list,
+    read_mapping,
+    read_number,
+    read_size,
+    read_string,
+)
+
+__all__ = [
+    "TRAIN_DEFAULTS",
+    "base_recipe",
+    "parse_data",
+    "parse_eval",
+    "parse_holdout",
+    "parse_resources",
+    "parse_train",
+    "recipe",
+    "train_paths",
+    "with_override",
+]
+
+TRAIN_DEFAULTS: dict[str, Any] = {
+    "batch_size": 32,
+    "lr": 2.0e-3,
+    "weight_decay": 0.01,
+    "warmup": 0.05,
+    "schedule": "cosine",
+    "epochs": 1.0,
+    "grad_clip": 1.0,
+    "sigreg": {"weight": 0.05, "slices": 256},
+}
+WORLD_SET = re.compile(r"^world-([0-9]+)$")
+
+
+TRAIN_KEYS = tuple(TRAIN_DEFAULTS)
+
+
+def base_recipe(raw: Any) -> dict:
+    """The sweep's `train` section merged over the defaults; it must be valid on its own."""
+    merged = _merge(TRAIN_DEFAULTS, read_mapping(raw, "train", TRAIN_KEYS))
+    parse_train(merged, "train")
+    return merged
+
+
+def _merge(base: dict, override: dict) -> dict:
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def parse_train(raw: dict, path: str) -> TrainConfig:
+    sigreg = read_mapping(raw["sigreg"], f"{path}.sigreg", ("weight", "slices"))
+    clip = raw["grad_clip"]
+    return TrainConfig(
+        batch_size=read_int(raw["batch_size"], f"{path}.batch_size", low=2),
+        lr=read_number(raw["lr"], f"{path}.lr", low=0, high=10, low_open=True),
+        weight_decay=read_number(raw["weight_decay"], f"{path}.weight_decay", low=0, high=1),
+        warmup=read_number(raw["warmup"], f"{path}.warmup", low=0, high=0.5),
+        schedule=read_choice(raw["schedule"], f"{path}.schedule", ("cosine", "constant")),
+        epochs=read_number(raw["epochs"], f"{path}.epochs", low=0, high=1000, low_open=True),
+        grad_clip=None if clip is None else read_number(clip, f"{path}.grad_clip", low=0, low_open=True),
+        sigreg=SigRegConfig(
+            weight=read_number(sigreg["weight"], f"{path}.sigreg.weight", low=0, high=1),
+            slices=read_int(sigreg["slices"], f"{path}.sigreg.slices", low=1, high=65536),
+        ),
+    )
+
+
+def train_paths(raw: dict, prefix: str = "train") -> list[str]:
+    paths = []
+    for key, value in raw.items():
+        path = f"{prefix}.{key}"
+        paths += train_paths(value, path) if isinstance(value, dict) else [path]
+    return paths
+
+
+def with_override(raw_train: dict, dotted: str, value: Any) -> dict:
+    updated = copy.deepcopy(raw_train)
+    *parents, leaf = dotted.split(".")[1:]
+    node = updated
+    for part in parents:
+        node = node[part]
+    node[leaf] = value
+    return updated
+
+
+def recipe(raw_train: dict, overrides: dict[str, Any], where: str) -> TrainConfig:
+    for dotted, value in overrides.items():
+        raw_train = with_override(raw_train, dotted, value)
+    try:
+        return parse_train(raw_train, "train")
+    except FieldError as error:
+        raise FieldError(where + error.path.removeprefix("train"), error.message) from None
+
+
+def parse_data(raw: Any, base_dir: str) -> DataConfig:
+    head = read_mapping(raw, "data", ("source", *DATA_KEYS), required=("source",))
+    source = read_choice(head["source"], "data.source", ("world", "files"))
+    if source == "world":
+        known = ("source", "seed")
+        data = read_mapping(raw, "data", known)
+        seed = read_int(data.get("seed", 0), "data.seed", low=0, high=2**31 - 1)
+        return DataConfig(source="world", world_seed=seed, base_dir=base_dir)
+    data = read_mapping(raw, "data", ("source", *DATA_KEYS), required=("pairs", "eval"))
+    evaluation = read_mapping(data["eval"], "data.eval", ("texts", "features"), ("texts", "features"))
+    features = read_mapping(evaluation["features"], "data.eval.features", None)
+    if not features:
+        raise FieldError("data.eval.features", "is empty (name at least one reference .npy)")
+    tokenizer = read_choice(data.get("tokenizer", "bytes"), "data.tokenizer", ("bytes", "bpe"))
+    vocab_default = 256 if tokenizer == "bytes" else 8192
+    return DataConfig(
+        source="files",
+        pairs=read_string(data["pairs"], "data.pairs"),
+        documents=read_string(data["documents"], "data.documents") if "documents" in data else None,
+        eval_texts=read_string(evaluation["texts"], "data.eval.texts"),
+        eval_features=tuple(
+            (str(name), read_string(path, f"data.eval.features.{name}"))
+            for name, path in sorted(features.items())
+        ),
+        tokenizer=tokenizer,
+        vocab_size=read_int(data.get("vocab_size", vocab_default), "data.vocab_size", 256, 2**20),
+        max_len=read_int(data.get("max_len", 64), "data.max_len", low=4, high=4096),
+        base_dir=base_dir,
+    )
+
+
+DATA_KEYS = ("seed", "pairs", "documents", "eval", "tokenizer", "vocab_size", "max_len")
+
+
+def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
+    known = ("set", "metrics", "checkpoints", "references")
+    evaluation = read_mapping(raw, "eval", known)
+    default_set = "world-1024" if data.source == "world" else None
+    if "set" not in evaluation and default_set is None:
+        raise FieldError("eval.set", "is required for file data (name it, e.g. wit-1024)")
+    name = read_string(evaluation.get("set", default_set), "eval.set")
+    if data.source == "world" and not WORLD_SET.match(name):
+        raise FieldError("eval.set", f"{name!r} is not a world eval set (write world-1024)")
+    metrics = read_list(evaluation.get("metrics", ["mutual_knn@10"]), "eval.metrics")
+    parsed_metrics = []
+    for index, metric in enumerate(metrics):
+        try:
+            parsed_metrics.append(str(parse_metric(metric)))
+        except ValueError as error:
+            raise FieldError(f"eval.metrics[{index}]", str(error)) from None
+    per_octave, first = _parse_checkpoints(evaluation.get("checkpoints", "log2x2"))
+    references = evaluation.get("references")
+    if references is not None:
+        references = tuple(
+            read_string(ref, f"eval.references[{index}]")
+            for index, ref in enumerate(read_list(references, "eval.references"))
+        )
+    return EvalConfig(
+        set=name,
+        metrics=tuple(dict.fromkeys(parsed_metrics)),
+        per_octave=per_octave,
+        first_checkpoint=first,
+        references=references,
+    )
+
+
+def _parse_checkpoints(raw: Any) -> tuple[int, int]:
+    """'log2' is one checkpoint per octave of samples seen, 'log2x2' two; a mapping sets both."""
+    shorthand = {"log2": 1, "log2x2": 2, "log2x4": 4}
+    if isinstance(raw, str):
+        return shorthand[read_choice(raw, "eval.checkpoints", tuple(shorthand))], 1024
+    checkpoints = read_mapping(raw, "eval.checkpoints", ("per_octave", "first"))
+    return (
+        read_int(checkpoints.get("per_octave", 2), "eval.checkpoints.per_octave", low=1, high=16),
+        read_size(checkpoints.get("first", "1K"), "eval.checkpoints.first"),
+    )
+
+
+def _read_resources(raw: Any, path: str, base: Resources | None) -> Resources:
+    entry = read_mapping(raw, path, ("cpu", "gpu"))
+    cpu = entry.get("cpu", base.cpu if base else 1)
+    gpu = entry.get("gpu", base.gpu if base else 0)
+    return Resources(
+        cpu=read_number(cpu, f"{path}.cpu", low=0, high=1024, low_open=True),
+        gpu=read_number(gpu, f"{path}.gpu", low=0, high=64),
+    )
+
+
+def parse_resources(raw: Any) -> tuple[Resources, tuple[tuple[str, Resources], ...]]:
+    entry = read_mapping(raw, "resources", ("cpu", "gpu", "model"))
+    per_model_raw = entry.pop("model", {})
+    base = _read_resources(entry, "resources", None)
+    per_model = read_mapping(per_model_raw, "resources.model", tuple(PRESETS))
+    return base, tuple(
+        (model, _read_resources(value, f"resources.model.{model}", base))
+        for model, value in per_model.items()
+    )
+
+
+def parse_holdout(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    entry = read_mapping(raw, "holdout", ("data_size", "model", "objective"))
+    holdout = []
+    for axis, values in entry.items():
+        values = read_list(values, f"holdout.{axis}")
+        if axis == "data_size":
+            values = [read_size(v, f"holdout.{axis}[{i}]") for i, v in enumerate(values)]
+        holdout.append((axis, tuple(values)))
+    return tuple(holdout)

@@ -1,0 +1,43 @@
+"""Where a trial stands between steps, and what it hands out at a checkpoint.
+
+`TrainState` is saved as the checkpoint's `meta.json`, so a resumed trial continues from the
+same samples seen, step, FLOPs, wall time and next checkpoint.
+"""
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from db import CheckpointReport
+
+__all__ = ["Checkpoint", "TrainState"]
+
+
+@dataclass
+class TrainState:
+    samples_seen: int = 0
+    step: int = 0
+    flops: float = 0.0
+    wall_s: float = 0.0
+    next_checkpoint: int = 0  # index into the trial's checkpoint schedule
+    loss_sum: float = 0.0  # the training loss since the last checkpoint
+    loss_count: int = 0
+    initial_spread: float | None = None  # the untrained encoder's relative spread, set at S = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> "TrainState":
+        return cls(**raw)
+
+    @property
+    def mean_loss(self) -> float | None:
+        return self.loss_sum / self.loss_count if self.loss_count else None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The report for the store, and the state to resume from: model, optim, rng and meta."""
+
+    report: CheckpointReport
+    state: dict[str, Any]
