@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, text, update
 
-from db import schema
+import db.schema as schema
 
 __all__ = ["STEPS", "Widen", "upgrade"]
 

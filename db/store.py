@@ -8,22 +8,22 @@ trial can neither lose nor duplicate a row.
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, select, update
+from sqlalchemy import Connection, inspect, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
-from db import migrations, schema
+import db.migrations as migrations
+import db.schema as schema
+from db.engine import RACES, NotFound, StoreError, engine_for, mask_url
 from db.rows import CheckpointReport, Measurement, TrialMeasurement, TrialRow, TrialState, columns
 from db.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NotFound", "Store", "StoreError", "StoreURLError", "mask_url"]
+__all__ = ["Store"]
 
 # A trial may move to the status on the left only from those on the right.
 ALLOWED_FROM = {
@@ -35,68 +35,12 @@ ALLOWED_FROM = {
 }
 
 
-# What a store answers when another process opens or creates it at the same moment.
-RACES = ("database is locked", "already exists", "duplicate key")
-
-
-class StoreError(Exception):
-    """A store that cannot be opened, read or written; the message never holds a password."""
-
-
-class StoreURLError(StoreError):
-    """A store URL that is malformed or names an unsupported database (bad input)."""
-
-
-class NotFound(StoreError):
-    """A row the caller asked for by key is not in the store."""
-
-
-def mask_url(url: str) -> str:
-    """The URL with its password replaced by ***, for anything printed, logged or stored."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return "<unparseable store URL>"
-
-
-def _engine_for(url: str) -> Engine:
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        raise StoreURLError(
-            f"{mask_url(url)!s}: not a store URL (write sqlite:///orch.db or "
-            "postgresql+psycopg://user@host/db)"
-        ) from None
-    if parsed.drivername in ("postgresql", "postgres"):
-        parsed = parsed.set(drivername="postgresql+psycopg")
-    if parsed.drivername == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"timeout": 60})
-        event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
-    if parsed.drivername == "postgresql+psycopg":
-        return create_engine(parsed, pool_pre_ping=True)
-    raise StoreURLError(
-        f"{mask_url(url)}: unsupported database '{parsed.drivername}' "
-        "(use sqlite:///FILE or postgresql+psycopg://user@host/db)"
-    )
-
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA busy_timeout=60000")  # first, so that the switch to WAL waits too
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
-
-
 class Store:
     """The record of sweeps, trials, measurements, baselines, fits, forecasts and gaps."""
 
     def __init__(self, url: str, upgrade: bool = False) -> None:
         self.url = mask_url(url)
-        self._engine = _engine_for(url)
+        self._engine = engine_for(url)
         self.upgraded_from = self._ensure_schema(upgrade)
 
     @classmethod

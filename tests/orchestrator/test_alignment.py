@@ -239,3 +239,25 @@ def test_metric_function_parses_names():
     assert al.metric_function("cka")(a, b) == al.cka(a, b)
     with pytest.raises(ValueError, match="not a metric"):
         al.metric_function("mutal_knn@5")
+
+
+def test_retrieval_means_mapped_retrieval_everywhere():
+    rng = np.random.default_rng(3)
+    text = rng.normal(size=(200, 8))
+    image = text @ rng.normal(size=(8, 12)) + 0.01 * rng.normal(size=(200, 12))  # another width
+    # `orch align` fits the text -> image map on the first half and scores the second half;
+    # a trial passes its own fitting rows: one definition, the same number.
+    for name in ("retrieval_t2i", "retrieval_i2t"):
+        direct = al.scorer(f"{name}@1")(text[100:], image[100:], 1, text[:100], image[:100])
+        assert al.metric_function(f"{name}@1")(text, image) == direct == 1.0
+
+
+def test_every_catalog_metric_has_its_functions():
+    from orchestrator.spec.catalog import METRICS
+
+    for name, metric in METRICS.items():
+        assert callable(al.scorer(f"{name}@5" if metric.takes_k else name))
+        assert (al.neighbour_scorer(f"{name}@5" if metric.takes_k else name) is None) == (
+            metric.from_neighbours is None
+        )
+    assert METRICS["mutual_knn"].chance(10, 1024) == 10 / 1023

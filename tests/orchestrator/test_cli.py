@@ -3,16 +3,14 @@
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from db import CheckpointReport, Store
-from fits.laws import saturating
-from orchestrator.spec import parse_spec
-from tests.rows import measurement, trial_row
+from tests.rows import trial_row
+from tests.stores import simulated_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -172,36 +170,6 @@ def test_published_table_imports_once(tmp_path):
     )
 
 
-def simulated_store(url: str, ntp_sizes: int | None = None) -> None:
-    """A sweep's store as `orch sweep` leaves it, from known laws with seed noise."""
-    rng = np.random.default_rng(0)
-    store = Store.open(url)
-    laws = {"jepa_good": (0.2, 0.05, 0.4), "ntp": (0.2, 0.05 * 42**0.4, 0.4)}
-    sizes = [145_000 * 2**i for i in range(8)]
-    grid = {"objective": ["jepa_good"], "model": ["base"], "data_size": [1], "seed": [0]}
-    recipe = parse_spec({"name": "sim", "grid": grid, "train": {"lr": 1e-3}}, "sim.yaml").trials[0]
-    rows, measurements = [], []
-    for objective, law in laws.items():
-        for size in sizes if objective == "jepa_good" or ntp_sizes is None else sizes[-ntp_sizes - 1 : -1]:
-            for seed in range(3):
-                key = f"{objective}-{size}-{seed}".ljust(64, "0")
-                config = replace(recipe, objective=objective, data_size=size, seed=seed).to_json()
-                trial = {"config": config, "objective": objective, "model": "base", "data_size": size}
-                trial |= {"seed": seed, "budget_samples": size, "held_out": size == sizes[-1]}
-                rows.append(trial_row(key, **trial))
-                for samples in (0, size):
-                    noise = rng.normal(0, 0.003 if samples == 0 else 0.004)
-                    value = (0.03 if samples == 0 else saturating(size, *law)) + noise
-                    row = {"reference": "dino", "eval_set": "wit-1024", "value": float(value)}
-                    row |= {"step": samples // 256, "flops": 6e8 * samples, "wall_s": 1.0}
-                    measurements.append(measurement(key, samples, **row))
-    store.record_sweep("sim", "name: sim", "h", "sim.yaml", rows)
-    for row in rows:
-        store.set_status(row.key, "running")
-        store.set_status(row.key, "done")
-    store.write_measurements(measurements)
-
-
 def test_fit_end_to_end_on_a_store(tmp_path):
     url = f"sqlite:///{tmp_path / 'o.db'}"
     simulated_store(url)
@@ -258,3 +226,19 @@ def test_gap_against_a_single_checkpoint(tmp_path):
     assert "B_SINGLE_CHECKPOINT" in gap["flags"] and gap["samples_b"] == 145_000 * 2**6
     assert gap["interval"][0] <= 42 <= gap["interval"][1]
     assert any(line.startswith("ntp/base/") for line in payload["skipped"])
+
+
+def test_an_old_store_is_refused_until_db_upgrade_upgrades_it(tmp_path):
+    copy = tmp_path / "schema1.db"
+    copy.write_bytes((ROOT / "tests" / "db" / "stores" / "schema1.db").read_bytes())
+    url = f"sqlite:///{copy}"
+    refused = orch("--store", url, "status")
+    assert refused.returncode == 1
+    assert f"run 'orch --store {url} db upgrade'" in one_error_line(refused, code=1)
+    upgraded = orch("--store", url, "db", "upgrade")
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stderr.strip() == f"store {url} upgraded from schema 1 to 2"
+    status = orch("--store", url, "status", "--json")
+    assert status.returncode == 0 and json.loads(status.stdout)["sweeps"][0]["name"] == "first"
+    again = orch("--store", url, "db", "upgrade")
+    assert again.stderr.strip() == f"store {url} is already at schema 2"

@@ -1,0 +1,67 @@
+"""Opening a store by URL: the engine for SQLite (WAL, busy timeout, foreign keys) or Postgres,
+the errors a store raises, and the masked URL that is all orch ever prints or logs."""
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+__all__ = ["RACES", "NotFound", "StoreError", "StoreURLError", "engine_for", "mask_url"]
+
+
+# What a store answers when another process opens or creates it at the same moment.
+RACES = ("database is locked", "already exists", "duplicate key")
+
+
+class StoreError(Exception):
+    """A store that cannot be opened, read or written; the message never holds a password."""
+
+
+class StoreURLError(StoreError):
+    """A store URL that is malformed or names an unsupported database (bad input)."""
+
+
+class NotFound(StoreError):
+    """A row the caller asked for by key is not in the store."""
+
+
+def mask_url(url: str) -> str:
+    """The URL with its password replaced by ***, for anything printed, logged or stored."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable store URL>"
+
+
+def engine_for(url: str) -> Engine:
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise StoreURLError(
+            f"{mask_url(url)!s}: not a store URL (write sqlite:///orch.db or "
+            "postgresql+psycopg://user@host/db)"
+        ) from None
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    if parsed.drivername == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"timeout": 60})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    if parsed.drivername == "postgresql+psycopg":
+        return create_engine(parsed, pool_pre_ping=True)
+    raise StoreURLError(
+        f"{mask_url(url)}: unsupported database '{parsed.drivername}' "
+        "(use sqlite:///FILE or postgresql+psycopg://user@host/db)"
+    )
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=60000")  # first, so that the switch to WAL waits too
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()

@@ -1,0 +1,119 @@
+"""Representation-alignment metrics on two row-paired feature matrices (numpy or torch).
+
+Definitions follow Huh et al., "The Platonic Representation Hypothesis" (2024), and its code:
+cosine similarity on L2-normalised rows, self excluded from its own neighbours. Everything is
+pure: arrays in, floats out, computed in the inputs' precision (float64 in, float64 out).
+
+Scalability: nearest neighbours come from a blockwise top-k that never forms the n x n matrix
+(memory O(block x n)); linear and unbiased CKA, and SVCCA, stream over rows with O(d^2) memory.
+
+Decisions:
+- k >= n, fewer than 2 rows, rows that differ in count, NaN or inf: `AlignmentError`.
+- Unbiased estimators (cka_unbiased, cknna) need n > 3.
+- A constant feature matrix (every row the same) has no structure: every metric gives 0.0.
+- Ties in similarity go to the lower row index, so results never depend on the backend's sort.
+"""
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from orchestrator.alignment.arrays import AlignmentError, Array, paired, prepare
+from orchestrator.alignment.kernels import cka, cka_unbiased, svcca
+from orchestrator.alignment.neighbours import (
+    Neighbours,
+    cknna,
+    cknna_from,
+    cycle_knn,
+    cycle_knn_from,
+    knn,
+    mutual_knn,
+    mutual_knn_from,
+    neighbours,
+)
+from orchestrator.alignment.retrieval import (
+    mapped_retrieval,
+    retrieval,
+    retrieval_i2t,
+    retrieval_t2i,
+    rotation_alignment,
+)
+from orchestrator.spec.catalog import METRICS, parse_metric
+
+__all__ = [
+    "AlignmentError",
+    "Neighbours",
+    "cka",
+    "cka_unbiased",
+    "cknna",
+    "cknna_from",
+    "cycle_knn",
+    "cycle_knn_from",
+    "knn",
+    "mapped_retrieval",
+    "max_over_layers",
+    "metric_function",
+    "mutual_knn",
+    "mutual_knn_from",
+    "neighbour_scorer",
+    "neighbours",
+    "prepare",
+    "retrieval",
+    "retrieval_i2t",
+    "retrieval_t2i",
+    "rotation_alignment",
+    "scorer",
+    "svcca",
+]
+
+
+def neighbour_scorer(name: str) -> Callable[[Neighbours, Neighbours], float] | None:
+    """The function that scores two k-NN lists for a metric built from them, else None."""
+    return _FROM_NEIGHBOURS.get(parse_metric(name).name)
+
+
+def scorer(name: str) -> Callable[..., float]:
+    """A metric's own function: (a, b), (a, b, k), or (text, image, k, text_fit, image_fit)."""
+    return _SCORERS[parse_metric(name).name]
+
+
+def metric_function(name: str) -> Callable[[Array, Array], float]:
+    """The scorer for a metric name, e.g. 'mutual_knn@10' or 'cka', on two row-paired matrices.
+
+    A metric that needs a map (retrieval) fits it on the first half of the rows and scores the
+    second half, so no pair is scored by a map that saw it.
+    """
+    parsed = parse_metric(name)
+    score = _SCORERS[parsed.name]
+    if parsed.metric.needs_map:
+
+        def split_and_score(a: Array, b: Array) -> float:
+            ta, tb = paired(a, b)
+            half = ta.shape[0] // 2
+            return score(ta[half:], tb[half:], parsed.k, ta[:half], tb[:half])
+
+        return split_and_score
+    if parsed.k is None:
+        return score
+    return lambda a, b: score(a, b, parsed.k)
+
+
+def max_over_layers(
+    score: Callable[[Array, Array], float], layers_a: Sequence[Array], layers_b: Sequence[Array]
+) -> tuple[float, int, int]:
+    """The best score over every (layer of A, layer of B) pair, and which pair gave it."""
+    best = (-np.inf, -1, -1)
+    for i, layer_a in enumerate(layers_a):
+        for j, layer_b in enumerate(layers_b):
+            value = score(layer_a, layer_b)
+            if value > best[0]:
+                best = (value, i, j)
+    return best
+
+
+# Each catalog entry's functions, looked up once: a metric named in the catalog without its
+# function here fails at import, not in a running trial.
+_SCORERS: dict[str, Callable[..., float]] = {name: globals()[m.scorer] for name, m in METRICS.items()}
+_FROM_NEIGHBOURS: dict[str, Callable[[Neighbours, Neighbours], float]] = {
+    name: globals()[m.from_neighbours] for name, m in METRICS.items() if m.from_neighbours
+}

@@ -1,0 +1,40 @@
+"""The `orch` command line: stdout is data, stderr is progress; bad input exits 2, failures 1.
+
+The entry point lives here, the group in `group`, the commands in `sweeps` (sweep, status) and
+`results` (fit, align, baselines, db).
+"""
+
+import sys
+
+import click
+
+from db import StoreError, StoreURLError
+from orchestrator.cli import results, sweeps  # noqa: F401  (their commands join `cli`)
+from orchestrator.cli.group import cli
+from orchestrator.errors import InputError, OrchError
+
+__all__ = ["cli", "main"]
+
+EXIT_INPUT, EXIT_FAILURE, EXIT_INTERRUPTED = 2, 1, 130
+
+
+def main() -> None:
+    """Entry point: turn our errors into one line on stderr and an exit code, never a traceback."""
+    try:
+        code = cli.main(standalone_mode=False)
+    except click.ClickException as error:
+        error.show()
+        code = error.exit_code
+    except click.exceptions.Abort:
+        click.echo("orch: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        click.echo("orch: interrupted", err=True)
+        code = EXIT_INTERRUPTED
+    except (InputError, StoreURLError) as error:
+        click.echo(f"orch: error: {error}", err=True)
+        code = EXIT_INPUT
+    except (OrchError, StoreError) as error:
+        click.echo(f"orch: error: {error}", err=True)
+        code = EXIT_FAILURE
+    sys.exit(code or 0)

@@ -1,0 +1,169 @@
+"""`orch sweep` and `orch status`: run a sweep, and read where it stands from the store."""
+
+import sys
+
+import click
+
+from db import Store, StoreError, StoreURLError, mask_url
+from orchestrator.cli.common import emit_json, store_exists, store_url
+from orchestrator.cli.group import cli
+from orchestrator.errors import InputError
+from orchestrator.render import render_table
+from orchestrator.spec import load_spec
+from orchestrator.spec.sizes import format_size
+
+
+@cli.command()
+@click.argument("sweep_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dry-run", is_flag=True, help="List the trials and totals; run nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--max-concurrent", type=click.IntRange(min=1), default=None, help="Trials at once.")
+@click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True)
+@click.option("--address", default=None, help="An existing Ray cluster: auto or HOST:PORT.")
+@click.option("--num-cpus", type=click.IntRange(min=1), default=None, help="CPUs for local Ray.")
+@click.pass_context
+def sweep(
+    ctx: click.Context,
+    sweep_file: str,
+    dry_run: bool,
+    as_json: bool,
+    max_concurrent: int | None,
+    retries: int,
+    address: str | None,
+    num_cpus: int | None,
+) -> None:
+    """Run every trial of a sweep that the store does not have yet.
+
+    \b
+        orch sweep sweeps/goodview_vs_ntp.yaml
+        orch sweep sweeps/goodview_vs_ntp_paper.yaml --dry-run
+    """
+    from orchestrator.run.plan import plan, totals
+
+    spec = load_spec(sweep_file)
+    url = store_url(ctx, spec.store)
+    if dry_run:
+        rows = plan(spec, _known_statuses(url, [t.key for t in spec.trials]))
+        summary = totals(rows)
+        if as_json:
+            emit_json({"sweep": spec.name, "store": mask_url(url), "trials": rows, "totals": summary})
+        else:
+            click.echo(_plan_table(rows))
+            click.echo(
+                f"\n{summary['trials']} trials, {format_size(summary['samples'])} samples, "
+                f"~{summary['flops_est']:.3g} training FLOPs (estimated); "
+                + ", ".join(f"{n} {state}" for state, n in sorted(summary["by_state"].items()))
+            )
+        return
+    from orchestrator.run.scheduler import SweepOptions, run_sweep
+
+    options = SweepOptions(
+        max_concurrent=max_concurrent,
+        retries=retries,
+        address=address,
+        num_cpus=num_cpus,
+        progress=_to_stderr,
+        live=sys.stderr.isatty(),
+    )
+    outcome = run_sweep(spec, url, options)
+    if as_json:
+        emit_json(outcome.as_dict())
+    else:
+        click.echo(outcome.summary())
+    ctx.exit(outcome.exit_code)
+
+
+def _to_stderr(text: str) -> None:
+    """Where a sweep's progress goes: stderr, flushed (stdout is data)."""
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _known_statuses(url: str, keys: list[str]) -> dict[str, str]:
+    """Trial states for a dry run; an absent store means all new, an unreachable one unknown."""
+    if not store_exists(url):
+        return {}
+    try:
+        return Store.open(url).trial_statuses(keys)
+    except StoreURLError:
+        raise
+    except StoreError as error:
+        click.echo(f"orch: warning: {error}; trial states unknown", err=True)
+        return dict.fromkeys(keys, "unknown")
+
+
+def _plan_table(rows: list[dict]) -> str:
+    has_recipe = any(row["recipe"] for row in rows)
+    headers = ["objective", "model", "params", "data_size", "seed"]
+    headers += ["recipe"] if has_recipe else []
+    headers += ["held_out", "key", "state"]
+    body = []
+    for row in rows:
+        line = [
+            row["objective"],
+            row["model"],
+            format_size(row["n_params_est"]),
+            format_size(row["data_size"]),
+            row["seed"],
+        ]
+        if has_recipe:
+            line.append(" ".join(f"{k.removeprefix('train.')}={v}" for k, v in row["recipe"].items()))
+        line += ["yes" if row["held_out"] else "", row["key"][:10], row["state"]]
+        body.append(line)
+    return render_table(headers, body)
+
+
+@cli.command()
+@click.argument("sweep_name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
+    """Show each trial's state and progress from the store (safe while a sweep runs).
+
+    \b
+        orch status
+        orch status goodview_vs_ntp --json
+    """
+    from orchestrator.run.status import sweep_status
+
+    url = store_url(ctx)
+    store = Store.open(url) if store_exists(url) else None  # never create a store to read it
+    known = store.sweep_names() if store else []
+    if sweep_name and sweep_name not in known:
+        raise InputError(
+            f"sweep {sweep_name!r} is not in {mask_url(url)} (sweeps there: {', '.join(known) or 'none'})"
+        )
+    statuses = [sweep_status(store, name) for name in ([sweep_name] if sweep_name else known)]
+    if as_json:
+        emit_json({"store": mask_url(url), "sweeps": statuses})
+        return
+    if not statuses:
+        click.echo(f"no sweeps in {mask_url(url)}", err=True)
+    for entry in statuses:
+        click.echo(f"sweep {entry['name']}: " + _counts_line(entry["totals"]))
+        headers = ["key", "objective", "model", "data_size", "seed", "status", "progress"]
+        headers += ["attempts", "reason"]
+        click.echo(
+            render_table(
+                headers,
+                [
+                    [
+                        t["key"][:10],
+                        t["objective"],
+                        t["model"],
+                        format_size(t["data_size"]),
+                        t["seed"],
+                        t["status"],
+                        f"{100 * t['progress']:.0f}%",
+                        t["attempts"],
+                        t["reason"] or "",
+                    ]
+                    for t in entry["trials"]
+                ],
+            )
+        )
+
+
+def _counts_line(totals: dict) -> str:
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(totals["by_status"].items()))
+    return f"{totals['trials']} trials ({counts}), {100 * totals['progress']:.0f}% of samples"

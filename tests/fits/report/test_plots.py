@@ -1,0 +1,38 @@
+"""Plots draw the results they are given: the shaded bands are the fit's own, bootstrap included."""
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import pytest
+
+from fits.bands import forecast
+from fits.report.plots import _draw_curve, write_plots
+from fits.results import FitOptions, FitRun
+
+
+def shaded(axes: plt.Axes, label: str) -> set[tuple[float, float]]:
+    """The (samples, alignment) vertices of the filled band with this legend label."""
+    (band,) = [c for c in axes.collections if c.get_label() == label]
+    return {(float(x), round(float(y), 12)) for x, y in band.get_paths()[0].vertices}
+
+
+@pytest.mark.parametrize("kind", ["pi", "ci"])
+def test_the_shaded_band_is_the_curves_own_band(curves, kind):
+    ntp = curves["ntp"]  # a saturating fit whose bands come from the seed bootstrap
+    figure, axes = plt.subplots()
+    _draw_curve(axes, ntp, "tab:green")
+    drawn = shaded(axes, f"ntp 95% {kind.upper()}")
+    plt.close(figure)
+    edges = {(b.samples, round(edge, 12)) for b in ntp.band for edge in getattr(b, kind)}
+    assert edges <= drawn and len(drawn - edges) <= 2  # fill_between closes its path
+    assert all("BOOTSTRAP:200" in b.flags for b in ntp.band)
+    last = ntp.band[-1]  # the delta method's band differs there, and is not what was drawn
+    delta = getattr(forecast(ntp.fit, ntp.points, last.samples, last.seeds), kind)
+    assert {(last.samples, round(edge, 12)) for edge in delta}.isdisjoint(drawn)
+
+
+def test_every_plot_is_written_as_png_and_svg(curves, tmp_path):
+    run = FitRun("sim", "sqlite:///o.db", FitOptions(), curves=list(curves.values()))
+    paths = write_plots(run, tmp_path, pd.DataFrame())
+    names = {p.name for p in paths}
+    assert {"scaling_base_dino.png", "scaling_base_dino.svg", "residuals.png", "calibration.svg"} <= names
+    assert all(p.stat().st_size > 1000 for p in paths)

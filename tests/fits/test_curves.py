@@ -1,0 +1,44 @@
+"""One curve on a real store's frame: its points, fit, forecasts, held-out cells and drawn bands."""
+
+import pandas as pd
+import pytest
+
+from fits.curves import BAND_POINTS, score_earlier, select_points
+from fits.level import Z
+from fits.results import FitOptions
+from tests.stores import SIZES
+
+
+def test_points_are_final_checkpoints_past_random_init(simulated):
+    _, frame = simulated
+    chosen = select_points(frame, FitOptions())
+    assert (chosen.samples_seen > 0).all() and chosen.is_final.all()
+    assert select_points(frame, FitOptions(min_samples=SIZES[3])).samples_seen.min() == SIZES[3]
+
+
+def test_held_out_cells_are_forecast_and_scored(curves):
+    good = curves["jepa_good"]
+    (cell,) = good.held_out
+    assert (cell.samples, cell.seeds) == (SIZES[-1], 3)
+    assert cell.within_seed_noise == (abs(cell.z) <= Z)
+    assert good.random_init == pytest.approx(0.03, abs=0.005)
+    assert {f.samples for f in good.forecasts} == {900e6, SIZES[-1]}
+
+
+def test_the_drawn_band_is_the_forecasts_own_kind_of_band(curves):
+    ntp = curves["ntp"]
+    assert ntp.fit.law == "saturating"  # so --bootstrap applies
+    assert len(ntp.band) == BAND_POINTS
+    assert all("BOOTSTRAP:200" in f.flags for f in [*ntp.forecasts, *ntp.band])
+    assert ntp.band[0].samples == ntp.fit.samples_range[0]
+    assert ntp.band[-1].samples == pytest.approx(900e6 * 1.05)
+
+
+def test_earlier_forecasts_are_scored_against_cells_measured_since(curves):
+    good = curves["jepa_good"]
+    cell = good.held_out[0]
+    row = {**good.key, "samples": cell.samples, "created": 1.0, "prediction": cell.prediction}
+    row |= {"pi_low": cell.pi[0], "pi_high": cell.pi[1], "extrapolation": 2.0}
+    (scored,) = score_earlier(pd.DataFrame([row, row]), list(curves.values()))
+    assert scored.observed == cell.observed
+    assert scored.verdict == ("confirmed" if cell.pi[0] <= cell.observed <= cell.pi[1] else "missed")

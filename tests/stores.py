@@ -1,0 +1,43 @@
+"""A store filled as `orch sweep` leaves it, from known laws with seed noise, for the fit tests."""
+
+from dataclasses import replace
+
+import numpy as np
+
+from db import Store
+from fits.laws import saturating
+from orchestrator.spec import parse_spec
+from tests.rows import measurement, trial_row
+
+SIZES = [145_000 * 2**i for i in range(8)]  # the last is held out
+PLANTED_GAP = 42.0  # ntp needs 42x the samples jepa_good needs for the same alignment
+
+
+def simulated_store(url: str, ntp_sizes: int | None = None) -> Store:
+    """A sweep's store as `orch sweep` leaves it, from known laws with seed noise."""
+    rng = np.random.default_rng(0)
+    store = Store.open(url)
+    laws = {"jepa_good": (0.2, 0.05, 0.4), "ntp": (0.2, 0.05 * PLANTED_GAP**0.4, 0.4)}
+    grid = {"objective": ["jepa_good"], "model": ["base"], "data_size": [1], "seed": [0]}
+    recipe = parse_spec({"name": "sim", "grid": grid, "train": {"lr": 1e-3}}, "sim.yaml").trials[0]
+    rows, measurements = [], []
+    for objective, law in laws.items():
+        for size in SIZES if objective == "jepa_good" or ntp_sizes is None else SIZES[-ntp_sizes - 1 : -1]:
+            for seed in range(3):
+                key = f"{objective}-{size}-{seed}".ljust(64, "0")
+                config = replace(recipe, objective=objective, data_size=size, seed=seed).to_json()
+                trial = {"config": config, "objective": objective, "model": "base", "data_size": size}
+                trial |= {"seed": seed, "budget_samples": size, "held_out": size == SIZES[-1]}
+                rows.append(trial_row(key, **trial))
+                for samples in (0, size):
+                    noise = rng.normal(0, 0.003 if samples == 0 else 0.004)
+                    value = (0.03 if samples == 0 else saturating(size, *law)) + noise
+                    row = {"reference": "dino", "eval_set": "wit-1024", "value": float(value)}
+                    row |= {"step": samples // 256, "flops": 6e8 * samples, "wall_s": 1.0}
+                    measurements.append(measurement(key, samples, **row))
+    store.record_sweep("sim", "name: sim", "h", "sim.yaml", rows)
+    for row in rows:
+        store.set_status(row.key, "running")
+        store.set_status(row.key, "done")
+    store.write_measurements(measurements)
+    return store

@@ -1,0 +1,120 @@
+"""The house rules, read from the source: every import runs one way between rooms, and no module
+imports itself back through any chain, TYPE_CHECKING and function-level imports included.
+
+The flow is spec -> run -> training/data -> db -> fits -> fits.report. A room may import only the
+rooms this table names: the types it reads from upstream, the boxes it hands data to downstream.
+"""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("orchestrator", "fits", "db")
+
+ALLOWED: dict[str, set[str]] = {
+    "db": set(),
+    "orchestrator.errors": set(),
+    "orchestrator.render": set(),
+    "orchestrator.spec": {"orchestrator.errors"},
+    "orchestrator.data": {"orchestrator.spec", "orchestrator.errors"},
+    "orchestrator.alignment": {"orchestrator.spec"},
+    "orchestrator.training": {"orchestrator.spec", "orchestrator.data", "orchestrator.alignment", "db"},
+    "orchestrator.run": {"orchestrator.spec", "orchestrator.data", "orchestrator.training", "db"},
+    "orchestrator.features": {"orchestrator.alignment", "orchestrator.errors"},
+    "orchestrator.baselines": {"orchestrator.spec", "orchestrator.errors"},
+    "fits.math": set(),  # laws, fit, bands, gaps, bootstrap, level: arrays in, arrays out
+    "fits.results": {"fits.math"},
+    "fits.curves": {"fits.math", "fits.results"},
+    "fits.claims": {"fits.math", "fits.results"},
+    "fits.load": {"fits.results", "db", "orchestrator.spec"},  # the one module that reads the store
+    "fits.report": {"fits.math", "fits.results", "orchestrator.render"},  # draws, never refits
+    "fits.run": {"fits.math", "fits.results", "fits.curves", "fits.claims", "fits.load", "fits.report", "db"},
+    "orchestrator.cli": {"*"},  # the edge: it wires every room together
+    "orchestrator": {"orchestrator.cli"},  # the package and `python -m orchestrator`
+}
+MAX_LINES = 350  # one idea a module: about 300 lines
+FITS_MATH = ("fits.laws", "fits.fit", "fits.bands", "fits.gaps", "fits.bootstrap", "fits.level")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def room_of(module: str) -> str:
+    if module == "fits" or module.startswith(FITS_MATH):
+        return "fits.math"
+    rooms = [room for room in ALLOWED if module == room or module.startswith(room + ".")]
+    assert rooms, f"{module} belongs to no room: add it to ALLOWED"
+    return max(rooms, key=len)
+
+
+def imports(path: Path, modules: set[str]) -> set[str]:
+    """Every module of ours that `path` imports, anywhere in the file."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] in PACKAGES:
+                while name not in modules:  # 'from db import Store' names the module 'db'
+                    name = name.rsplit(".", 1)[0]
+                found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+    modules = set(paths)
+    return {module: imports(path, modules) - {module} for module, path in paths.items()}
+
+
+def test_every_import_runs_between_rooms_the_table_allows():
+    wrong = []
+    for module, targets in import_graph().items():
+        room = room_of(module)
+        for target in targets:
+            other = room_of(target)
+            if other != room and "*" not in ALLOWED[room] and other not in ALLOWED[room]:
+                wrong.append(f"{module} ({room}) imports {target} ({other})")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_no_module_imports_itself_back():
+    graph = import_graph()
+    state: dict[str, str] = {}
+    cycles = []
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                cycles.append(" -> ".join([*trail[trail.index(target) :], target]))
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[module] = "closed"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert not cycles, "\n".join(cycles)
+
+
+def test_the_room_table_has_no_cycle():
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(
+            room == goal or (room not in seen and reaches(room, goal, seen | {room}))
+            for room in ALLOWED[start] - {"*"}
+        )
+
+    assert not [room for room in ALLOWED if reaches(room, room, {room})]
+
+
+def test_every_module_stays_small():
+    paths = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
+    long = {module_name(p): n for p in paths if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
