@@ -174,8 +174,7 @@ def _gap_plot(run: FitRun, out: Path) -> list[Path]:
         axes.scatter([gap.samples_b], [gap.target], marker="D", color="k")
         axes.set_xscale("log")
         axes.set_title(
-            f"R = {gap.ratio:.3g}x [{low:.3g}, {high:.3g}]  "
-            f"({gap.faster} vs {gap.slower}, {gap.reference})"
+            f"R = {gap.ratio:.3g}x [{low:.3g}, {high:.3g}]  ({gap.faster} vs {gap.slower}, {gap.reference})"
         )
         axes.set_xlabel("samples seen")
         axes.set_ylabel(gap.metric)
