@@ -40,6 +40,13 @@ def _name(kind: str) -> String:
     return String(WIDTHS[kind])
 
 
+def _curve() -> list[Column]:
+    """The columns that name one fitted curve: its sweep, objective, model, metric, reference
+    and eval set (fresh Column objects for each table)."""
+    kinds = ("sweep", "objective", "model", "metric", "reference", "eval_set")
+    return [Column(kind, _name(kind), nullable=False) for kind in kinds]
+
+
 TRIAL_STATUSES = ("pending", "running", "done", "failed", "collapsed", "interrupted")
 
 metadata = MetaData()
@@ -139,12 +146,7 @@ fits = Table(
     "fits",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("sweep", _name("sweep"), nullable=False),
-    Column("objective", _name("objective"), nullable=False),
-    Column("model", _name("model"), nullable=False),
-    Column("metric", _name("metric"), nullable=False),
-    Column("reference", _name("reference"), nullable=False),
-    Column("eval_set", _name("eval_set"), nullable=False),
+    *_curve(),
     Column("law", _name("law"), nullable=False),
     Column("params", Text, nullable=False),  # JSON: values, errors, covariance
     Column("flags", Text, nullable=False),  # JSON list
@@ -157,12 +159,7 @@ forecasts = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("fit_id", Integer, ForeignKey("fits.id", ondelete="CASCADE"), nullable=False),
-    Column("sweep", _name("sweep"), nullable=False),
-    Column("objective", _name("objective"), nullable=False),
-    Column("model", _name("model"), nullable=False),
-    Column("metric", _name("metric"), nullable=False),
-    Column("reference", _name("reference"), nullable=False),
-    Column("eval_set", _name("eval_set"), nullable=False),
+    *_curve(),
     Column("samples", Float, nullable=False),
     Column("seeds", Integer, nullable=False),
     Column("prediction", Float, nullable=False),
