@@ -2,7 +2,8 @@
 
 `orch db upgrade` runs these; every other command refuses an older store with that command in
 its message, so nothing is changed behind a user's back. SQLite does not enforce string widths,
-so there a widening step only records the new version; Postgres alters the column type.
+so there a widening step changes nothing; Postgres alters the column type. New columns are
+nullable: rows written before them keep NULL there.
 """
 
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from sqlalchemy import Connection, text, update
 
 import db.schema as schema
 
-__all__ = ["STEPS", "Widen", "upgrade"]
+__all__ = ["STEPS", "AddColumn", "Widen", "upgrade"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,21 @@ class Widen:
     def statement(self, width: int) -> str:
         return f"ALTER TABLE {self.table} ALTER COLUMN {self.column} TYPE VARCHAR({width})"
 
+    def apply(self, connection: Connection) -> None:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text(self.statement(self.new)))
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    """A nullable FLOAT column added to a table."""
+
+    table: str
+    column: str
+
+    def apply(self, connection: Connection) -> None:
+        connection.execute(text(f"ALTER TABLE {self.table} ADD COLUMN {self.column} FLOAT"))
+
 
 def _widen(tables: tuple[str, ...], column: str, old: int, kind: str) -> tuple[Widen, ...]:
     return tuple(Widen(table, column, old, schema.WIDTHS[kind]) for table in tables)
@@ -33,7 +49,7 @@ def _widen(tables: tuple[str, ...], column: str, old: int, kind: str) -> tuple[W
 
 CURVES = ("fits", "forecasts")
 # STEPS[v] takes a store from version v to v + 1.
-STEPS: dict[int, tuple[Widen, ...]] = {
+STEPS: dict[int, tuple[Widen | AddColumn, ...]] = {
     1: (  # one width per kind of name (objective 32 vs 64, reference 64 vs 128, ...)
         *_widen(("trials", *CURVES), "objective", 32, "objective"),
         *_widen(("trials", *CURVES, "gaps"), "model", 32, "model"),
@@ -42,15 +58,15 @@ STEPS: dict[int, tuple[Widen, ...]] = {
         *_widen(("gaps",), "faster", 32, "objective"),
         *_widen(("gaps",), "slower", 32, "objective"),
     ),
+    2: tuple(AddColumn("measurements", column) for column in schema.MEASUREMENT_NOISE),  # noise, null
 }
 
 
 def upgrade(connection: Connection, found: int) -> None:
     """Apply every step from version `found` to `SCHEMA_VERSION` in the caller's transaction."""
     for version in range(found, schema.SCHEMA_VERSION):
-        if connection.dialect.name == "postgresql":
-            for step in STEPS[version]:
-                connection.execute(text(step.statement(step.new)))
+        for step in STEPS[version]:
+            step.apply(connection)
         connection.execute(
             update(schema.orch_meta).where(schema.orch_meta.c.key == "schema").values(value=str(version + 1))
         )

@@ -34,6 +34,10 @@ class Measurement:
     step: int
     flops: float
     wall_s: float
+    se: float | None  # eval-item bootstrap standard error
+    null_mean: float | None  # the score against shuffled references: mean and 95th percentile
+    null_p95: float | None
+    chance: float | None  # the metric's expected value for unrelated features
 
 
 @dataclass(frozen=True)

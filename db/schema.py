@@ -15,6 +15,7 @@ from sqlalchemy import (
 )
 
 __all__ = [
+    "MEASUREMENT_NOISE",
     "SCHEMA_VERSION",
     "TRIAL_STATUSES",
     "WIDTHS",
@@ -30,7 +31,10 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
+# percentile) and the metric's chance level; NULL where a metric has none.
+MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
 # The width of each kind of name, the same in every table that stores it.
 WIDTHS = {"key": 64, "sweep": 200, "objective": 64, "model": 128, "metric": 64, "reference": 128}
 WIDTHS |= {"eval_set": 128, "status": 16, "law": 32, "host": 255, "device": 64, "axis": 16}
@@ -114,6 +118,7 @@ measurements = Table(
     Column("step", Integer, nullable=False),
     Column("flops", Float, nullable=False),
     Column("wall_s", Float, nullable=False),
+    *(Column(name, Float) for name in MEASUREMENT_NOISE),
     UniqueConstraint("trial_key", "samples_seen", "metric", "reference", "eval_set", name="measurement_once"),
 )
 

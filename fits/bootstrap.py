@@ -12,11 +12,17 @@ __all__ = ["bootstrap_band", "bootstrap_gap", "bootstrap_saturating"]
 
 
 def _resampled_means(points: CurvePoints, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """(draws, m) seed means after resampling each point's replicates with replacement.
+    """(draws, m) seed means after resampling with replacement: whole runs when the points are
+    checkpoints of the same runs (they are correlated), else each point's replicates.
 
     Deviations from each mean are first inflated by sqrt(n / (n - 1)), so that resampling n
     seeds does not shrink the seed variance by (n - 1) / n (with 3 seeds, by a third).
     """
+    if points.run_values is not None:
+        runs = points.run_values
+        n = len(runs)
+        inflated = runs.mean(axis=0) + (runs - runs.mean(axis=0)) * (np.sqrt(n / (n - 1)) if n > 1 else 1.0)
+        return inflated[rng.integers(n, size=(draws, n))].mean(axis=1)
     columns = []
     for values in points.replicates:
         n = len(values)

@@ -34,8 +34,11 @@ def select_points(frame: pd.DataFrame, options: FitOptions) -> pd.DataFrame:
 def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitOptions) -> CurveFit:
     """Fit one curve's group of measurements; `frame` supplies its random-init level."""
     held = group.held_out | group.data_size.isin(options.holdout)
+    if options.holdout_above is not None:
+        held |= group.samples_seen > options.holdout_above
     train = group[~held]
-    points = curve_points(train.samples_seen.to_numpy(), train.value.to_numpy())
+    runs = train.seed.to_numpy() if options.points == "all" else None
+    points = curve_points(train.samples_seen.to_numpy(), train.value.to_numpy(), runs=runs)
     fit, table = select_law(points)
     init = frame[(frame.samples_seen == 0) & np.logical_and.reduce([frame[k] == v for k, v in key.items()])]
     targets = sorted({*options.predict, *group[held].samples_seen.astype(float)})
@@ -67,7 +70,15 @@ def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitO
         forecasts,
         held_out,
         band=[bands.at(float(s)) for s in grid],
+        chance=_mean_or_none(group.chance),
+        null_p95=_mean_or_none(train.null_p95),
     )
+
+
+def _mean_or_none(column: pd.Series) -> float | None:
+    """The mean of a measurement column that NULL fills where a metric has no such value."""
+    known = column.dropna()
+    return float(known.mean()) if len(known) else None
 
 
 class _BandMaker:

@@ -42,18 +42,24 @@ class CurvePoints:
     replicates: tuple[np.ndarray, ...]  # m arrays of the seed values
     sigma_seed: float  # the seed standard deviation (pooled when seeds are few)
     pooled_df: int  # degrees of freedom behind sigma_seed
+    # (runs, m) when every point is a checkpoint of the same runs (one run per seed): the
+    # points of a run are correlated, so a bootstrap must resample whole runs. None otherwise.
+    run_values: np.ndarray | None = None
 
 
-def curve_points(samples, values, pool_below: int = 4, allow_nan: bool = False) -> CurvePoints:
+def curve_points(samples, values, pool_below: int = 4, allow_nan: bool = False, runs=None) -> CurvePoints:
     """Group replicate values by samples seen. With fewer than `pool_below` seeds per point the
-    seed variance is pooled across points (one sigma for the curve); else each point has its own."""
+    seed variance is pooled across points (one sigma for the curve); else each point has its own.
+    `runs` names the run each value comes from, for designs that score one run many times."""
     samples = np.array(samples, dtype=float)
     values = np.array(values, dtype=float)
+    runs = None if runs is None else np.asarray(runs)
     finite = np.isfinite(values) & np.isfinite(samples)
     if not finite.all():
         if not allow_nan:
             raise FitError(f"{int((~finite).sum())} NaN or inf values (drop them or pass allow_nan)")
         samples, values = samples[finite], values[finite]
+        runs = None if runs is None else runs[finite]
     if len(values) == 0:
         raise FitError("no points to fit")
     grid = np.unique(samples)
@@ -68,7 +74,21 @@ def curve_points(samples, values, pool_below: int = 4, allow_nan: bool = False) 
     else:
         per_point = np.full(len(grid), sigma_seed)
     sigma = per_point / np.sqrt(counts)
-    return CurvePoints(grid, means, sigma, counts, groups, sigma_seed, pooled_df)
+    run_values = None if runs is None else _run_matrix(samples, values, runs, grid)
+    return CurvePoints(grid, means, sigma, counts, groups, sigma_seed, pooled_df, run_values)
+
+
+def _run_matrix(
+    samples: np.ndarray, values: np.ndarray, runs: np.ndarray, grid: np.ndarray
+) -> np.ndarray | None:
+    """(runs, points) values when each run has exactly one value at every point, else None."""
+    ids = np.unique(runs)
+    rows, columns = np.searchsorted(ids, runs), np.searchsorted(grid, samples)
+    if len(values) != len(ids) * len(grid) or len(set(zip(rows, columns, strict=True))) != len(values):
+        return None
+    matrix = np.empty((len(ids), len(grid)))
+    matrix[rows, columns] = values
+    return matrix
 
 
 @dataclass

@@ -8,10 +8,12 @@ from dataclasses import asdict
 import lmfit
 import numpy as np
 import pandas as pd
+import yaml
 
 from db import Store
 from fits.results import CurveFit, FitRun, GapEstimate
-from orchestrator.spec import TrialConfig
+from orchestrator.errors import SpecError
+from orchestrator.spec import Spec, TrialConfig, parse_spec
 
 __all__ = [
     "flops_per_sample",
@@ -20,6 +22,7 @@ __all__ = [
     "load_measurements",
     "recipes",
     "save_fit_run",
+    "sweep_spec",
 ]
 
 
@@ -49,6 +52,15 @@ def flops_per_sample(frame: pd.DataFrame) -> dict[str, float]:
     """Objective -> training FLOPs per sample, from the final checkpoints."""
     final = frame[frame.is_final & (frame.samples_seen > 0)]
     return {name: float((g.flops / g.samples_seen).median()) for name, g in final.groupby("objective")}
+
+
+def sweep_spec(store: Store, sweep: str) -> Spec | None:
+    """The sweep file as the store recorded it; None when this orch cannot read it back."""
+    row = store.find_sweep(sweep)
+    try:
+        return parse_spec(yaml.safe_load(row["spec_text"]), row["source"]) if row else None
+    except (SpecError, yaml.YAMLError):
+        return None
 
 
 def load_baselines(store: Store) -> pd.DataFrame:

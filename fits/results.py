@@ -1,7 +1,7 @@
 """What `orch fit` computes, typed: per-curve fits with their forecasts, held-out scores and drawn
 bands; gaps; earlier forecasts scored. The report draws these and never refits."""
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from fits.bands import Forecast
 from fits.fit import CurvePoints, FitResult
@@ -31,8 +31,27 @@ class FitOptions:
     min_samples: int | None = None
     bootstrap: int = 0  # seed-bootstrap refits for the bands of saturating fits (0: delta method)
     out_dir: str = "reports"
-    points: str = "final"
+    points: str = "auto"  # final | all | auto: the sweep's design (all for constant-lr runs)
+    holdout_above: int | None = None  # checkpoints past this are held out; default: the sweep's
     seeds_for_forecast: int = 3
+
+    def resolved(self, design: str, holdout_above: int | None) -> "FitOptions":
+        """These options with `auto` and an unset holdout taken from the sweep file."""
+        return replace(
+            self,
+            points=design if self.points == "auto" else self.points,
+            holdout_above=self.holdout_above if self.holdout_above is not None else holdout_above,
+        )
+
+    @property
+    def design(self) -> str:
+        """Which points the fit uses, in words, for the report."""
+        if self.points == "all":
+            return (
+                "every checkpoint of one constant-learning-rate run per seed; a run's checkpoints "
+                "are correlated, so the seed bootstrap resamples whole runs"
+            )
+        return "each trial's final checkpoint (one run per data size)"
 
 
 @dataclass(frozen=True)
@@ -58,6 +77,8 @@ class CurveFit:
     forecasts: list[Forecast]
     held_out: list[HeldOutCell]
     band: list[Forecast] = field(default_factory=list)  # the CI and PI drawn on the plot
+    chance: float | None = None  # the metric's expected value for unrelated features
+    null_p95: float | None = None  # 95th percentile of the permutation null, over the points
 
     @property
     def name(self) -> str:
@@ -74,6 +95,8 @@ class CurveFit:
             "lack_of_fit_p": self.fit.lof_p,
             "backtest": self.backtest,
             "random_init": self.random_init,
+            "chance": self.chance,
+            "null_p95": self.null_p95,
             "sigma_seed": points.sigma_seed,
             "points": [
                 {"samples": float(s), "mean": float(m), "sigma": float(e), "seeds": int(n)}

@@ -14,6 +14,7 @@ from fits.load import (
     load_measurements,
     recipes,
     save_fit_run,
+    sweep_spec,
 )
 from fits.report import write_report
 from fits.results import CURVE, FitOptions, FitRun
@@ -23,6 +24,8 @@ __all__ = ["run_fit"]
 
 def run_fit(store: Store, sweep: str, options: FitOptions) -> FitRun:
     """Fit, forecast, score and write the store rows and the report under `options.out_dir`."""
+    spec = sweep_spec(store, sweep)
+    options = options.resolved(spec.design if spec else "final", spec.holdout_above if spec else None)
     frame = load_measurements(store, sweep, options.metric, options.reference)
     run = FitRun(sweep, store.url, options)
     if frame.empty:

@@ -27,5 +27,9 @@ def measurement(key: str, samples_seen: int, **fields) -> Measurement:
         "step": samples_seen // 32,
         "flops": 1e9,
         "wall_s": 1.0,
+        "se": None,
+        "null_mean": None,
+        "null_p95": None,
+        "chance": None,
     }
     return Measurement(**(row | fields))

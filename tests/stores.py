@@ -11,6 +11,7 @@ from tests.rows import measurement, trial_row
 
 SIZES = [145_000 * 2**i for i in range(8)]  # the last is held out
 PLANTED_GAP = 42.0  # ntp needs 42x the samples jepa_good needs for the same alignment
+CHANCE, NULL_P95 = 10 / 1023, 0.012  # mutual 10-NN on 1024 eval items
 
 
 def simulated_store(url: str, ntp_sizes: int | None = None) -> Store:
@@ -34,6 +35,7 @@ def simulated_store(url: str, ntp_sizes: int | None = None) -> Store:
                     value = (0.03 if samples == 0 else saturating(size, *law)) + noise
                     row = {"reference": "dino", "eval_set": "wit-1024", "value": float(value)}
                     row |= {"step": samples // 256, "flops": 6e8 * samples, "wall_s": 1.0}
+                    row |= {"chance": CHANCE, "null_mean": 0.01, "null_p95": NULL_P95}
                     measurements.append(measurement(key, samples, **row))
     store.record_sweep("sim", "name: sim", "h", "sim.yaml", rows)
     for row in rows:

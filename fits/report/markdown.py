@@ -126,8 +126,8 @@ def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
     lines = [
         f"# Scaling fits: {run.sweep}",
         "",
-        f"Store: `{run.store}`. Metric: `{run.options.metric}`. Points: each trial's "
-        f"{'final checkpoint' if run.options.points == 'final' else 'checkpoints'}; bands are {LEVEL:.0%}, "
+        f"Store: `{run.store}`. Metric: `{run.options.metric}`. Points: {run.options.design}; "
+        f"bands are {LEVEL:.0%}, "
         "the PI is for a 3-seed mean. Flags say where a number should not be trusted.",
         "",
     ]

@@ -64,6 +64,8 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
         )
     if curve.random_init is not None:
         axes.axhline(curve.random_init, color=colour, ls=":", lw=1)
+    if curve.null_p95 is not None:
+        axes.axhline(curve.null_p95, color=colour, ls="-.", lw=0.8, alpha=0.6)
 
 
 def _scaling_plot(run: FitRun, model: str, reference: str, baselines: pd.DataFrame, out: Path) -> list[Path]:
@@ -102,10 +104,17 @@ def _scaling_plot(run: FitRun, model: str, reference: str, baselines: pd.DataFra
     ]
     if observed:  # keep the data readable when far extrapolations widen the bands
         axes.set_ylim(max(min(observed) - 0.05, -0.02), min(2 * max(observed) + 0.05, 1.0))
+    chances = {c.chance for c in run.curves if (c.key["model"], c.key["reference"]) == (model, reference)}
+    for chance in chances - {None}:
+        axes.axhline(chance, color="0.4", ls="--", lw=0.8, label=f"chance {chance:.3g}")
     axes.set_xscale("log")
     axes.set_xlabel("samples seen")
     axes.set_ylabel(run.options.metric)
-    axes.set_title(f"{run.sweep}: {model} vs {reference} (dotted: random init; hollow: held out)")
+    axes.set_title(
+        f"{run.sweep}: {model} vs {reference}\n"
+        "dotted: random init; dash-dot: 95% permutation null; hollow: held out",
+        fontsize=9,
+    )
     axes.legend(fontsize=6, loc="best")
     return _save(figure, out, f"scaling_{model}_{reference}")
 

@@ -101,10 +101,17 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
 @click.option("--bootstrap", type=click.IntRange(min=0), default=0, help="Seed-bootstrap refits for bands.")
 @click.option(
     "--points",
-    type=click.Choice(["final", "all"]),
-    default="final",
+    type=click.Choice(["auto", "final", "all"]),
+    default="auto",
     show_default=True,
-    help="Each trial's final checkpoint (one run per size), or every checkpoint (constant-lr runs).",
+    help="Each trial's final checkpoint (one run per size), every checkpoint (constant-lr runs), "
+    "or auto: every checkpoint when the sweep's runs have a constant learning rate.",
+)
+@click.option(
+    "--holdout-above",
+    type=SizeParam(),
+    default=None,
+    help="Hold out checkpoints past S (default: the sweep file's holdout.samples_above).",
 )
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="reports")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

@@ -4,13 +4,13 @@ sample, for the planner's parameter and FLOP estimates."""
 from dataclasses import dataclass
 
 from orchestrator.data.tokenizer import ByteTokenizer
-from orchestrator.data.world import vocabulary
+from orchestrator.data.world import Knobs, vocabulary
 from orchestrator.spec import DataConfig
 
 __all__ = ["WORLD_MAX_LEN", "TextShape", "text_shape"]
 
-WORLD_MAX_LEN = 48  # two joined captions of at most 19 words, plus [cls], [sep] and [eos]
-WORLD_TOKENS_PER_SAMPLE = 18  # measured: 17.7 tokens per caption pair, with [cls] or [sep]
+WORLD_MAX_LEN = 64  # two joined captions with their chatter, plus [cls], [sep] and [eos]
+WORLD_TOKENS_PER_SAMPLE = 26  # measured: 13.0 tokens a caption view ([cls] text [eos]); 25.0 a joined pair
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,6 @@ class TextShape:
 
 def text_shape(data: DataConfig) -> TextShape:
     if data.source == "world":
-        return TextShape(len(vocabulary()), WORLD_MAX_LEN, WORLD_TOKENS_PER_SAMPLE)
+        return TextShape(len(vocabulary(Knobs.of(data))), WORLD_MAX_LEN, WORLD_TOKENS_PER_SAMPLE)
     vocab_size = ByteTokenizer.vocab_size if data.tokenizer == "bytes" else data.vocab_size
     return TextShape(vocab_size, data.max_len, 2 * data.max_len)

@@ -118,22 +118,22 @@ class FileStream:
 
 
 @lru_cache(maxsize=4)
-def _world(seed: int) -> world_module.World:
-    return world_module.World(seed)
+def _world(seed: int, knobs: world_module.Knobs) -> world_module.World:
+    return world_module.World(seed, knobs)
 
 
 @lru_cache(maxsize=8)
-def _world_examples(seed: int, objective: str, size: int) -> np.ndarray:
+def _world_examples(seed: int, knobs: world_module.Knobs, objective: str, size: int) -> np.ndarray:
     """Tokenized examples 0..size-1 of the world's training stream (cached across trials)."""
-    world = _world(seed)
+    world = _world(seed, knobs)
     pairs = world.training_texts(objective, 0, size)
     tokens = encode_examples(WordTokenizer(world.words), pairs, WORLD_MAX_LEN, joined=objective == "ntp")
     return tokens.astype(np.int32)
 
 
 @lru_cache(maxsize=4)
-def _world_eval(seed: int, count: int) -> EvalSet:
-    world = _world(seed)
+def _world_eval(seed: int, knobs: world_module.Knobs, count: int) -> EvalSet:
+    world = _world(seed, knobs)
     tokenizer = WordTokenizer(world.words)
     texts, references = world.eval_set(world_module.STREAM_EVAL, count)
     retrieval_texts, retrieval_references = world.eval_set(world_module.STREAM_RETRIEVAL, count)
@@ -148,13 +148,13 @@ def _world_eval(seed: int, count: int) -> EvalSet:
 
 def open_trial_data(config: TrialConfig, cache_dir: Path) -> TrialData:
     if config.data.source == "world":
-        world_seed = config.data.world_seed
+        world_seed, knobs = config.data.world_seed, world_module.Knobs.of(config.data)
         size = int(config.eval.set.split("-")[1])
-        examples = _world_examples(world_seed, config.objective, config.data_size)
+        examples = _world_examples(world_seed, knobs, config.objective, config.data_size)
         return TrialData(
             take=InMemoryStream(examples, config.seed).take,
-            eval_set=_world_eval(world_seed, size),
-            vocab_size=len(_world(world_seed).words),
+            eval_set=_world_eval(world_seed, knobs, size),
+            vocab_size=len(_world(world_seed, knobs).words),
             max_len=WORLD_MAX_LEN,
         )
     return _file_data(config, cache_dir)

@@ -16,34 +16,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from orchestrator.data.tokenizer import SPECIALS
+from orchestrator.spec import DataConfig
 
-__all__ = [
-    "REFERENCES",
-    "Scene",
-    "World",
-    "vocabulary",
-]
+__all__ = ["REFERENCES", "Captioner", "Knobs", "Scene", "World", "vocabulary"]
 
 SHAPES = ("circle", "square", "triangle", "star", "cross", "ring", "heart", "arrow")
 COLOURS = ("red", "green", "blue", "yellow", "purple", "orange", "white", "black")
 SIZES = ("small", "medium", "large")
 COUNTS = ("one", "two", "three", "four")
-RELATIONS = ("left of", "right of", "above", "below")
+RELATIONS = ("left", "right", "above", "below")
 SETTINGS = ("beach", "forest", "city", "desert", "kitchen", "snow")
-SYNONYMS = {
-    "circle": ("circle", "disc"),
-    "square": ("square", "box"),
-    "triangle": ("triangle", "wedge"),
-    "star": ("star",),
-    "cross": ("cross", "plus"),
-    "ring": ("ring", "hoop"),
-    "heart": ("heart",),
-    "arrow": ("arrow", "pointer"),
-    "small": ("small", "little", "tiny"),
-    "medium": ("medium", "midsize"),
-    "large": ("large", "big", "huge"),
-}
-FILLER = ("a", "an", "the", "there", "is", "are", "in", "on", "with", "and", "that", "of", "it")
+FACTORS = {"shape": SHAPES, "colour": COLOURS, "size": SIZES, "count": COUNTS}
+FACTORS |= {"relation": RELATIONS, "setting": SETTINGS}
+FILLER = ("a", "the", "there", "is", "are", "in", "on", "with", "and", "of", "near", "by")
+NUISANCE_WORDS = 256  # chatter tokens that say nothing about the scene
 RGB = np.array(
     [[1, 0, 0], [0, 0.8, 0], [0, 0, 1], [1, 1, 0], [0.6, 0, 0.8], [1, 0.5, 0], [1, 1, 1], [0, 0, 0]]
 )
@@ -63,16 +49,40 @@ STREAM_TRAIN, STREAM_EVAL, STREAM_RETRIEVAL, STREAM_ENCODER = 1, 2, 3, 4
 BLOCK = 4096
 
 
-def vocabulary() -> tuple[str, ...]:
-    words: list[str] = list(SPECIALS)
-    phrases = [*SHAPES, *COLOURS, *SIZES, *COUNTS, *RELATIONS, *SETTINGS, *FILLER]
-    phrases += [word for names in SYNONYMS.values() for word in names]
-    phrases += [shape + "s" for names in SYNONYMS.values() for shape in names]
-    for phrase in phrases:
-        for word in phrase.split():
-            if word not in words:
-                words.append(word)
-    return tuple(words)
+@dataclass(frozen=True)
+class Knobs:
+    """How text relates to a scene. Each enters the trial key (through the sweep's data section).
+
+    synonyms: surface forms per factor value (one value, several unrelated words), so that a word
+        is not a factor: a random-init bag of words cannot match scenes by shared words.
+    nuisance: mean count of chatter words per caption, drawn from NUISANCE_WORDS tokens that carry
+        no scene information, so raw word overlap between captions is mostly noise.
+    mention: the chance a caption names each factor of an object or the scene.
+    """
+
+    synonyms: int
+    nuisance: float
+    mention: float
+
+    @classmethod
+    def of(cls, data: DataConfig) -> "Knobs":
+        """The knobs a sweep's data section sets (their defaults live in `DataConfig`)."""
+        return cls(data.world_synonyms, data.world_nuisance, data.world_mention)
+
+
+def forms(word: str, synonyms: int) -> tuple[str, ...]:
+    """The surface forms of one factor value: the word, then word2, word3, ..."""
+    return (word, *(f"{word}{j}" for j in range(2, synonyms + 1)))
+
+
+def vocabulary(knobs: Knobs) -> tuple[str, ...]:
+    words: list[str] = [*SPECIALS, *FILLER]
+    for values in FACTORS.values():
+        for value in values:
+            words += forms(value, knobs.synonyms)
+    words += [form + "s" for shape in SHAPES for form in forms(shape, knobs.synonyms)]  # plurals
+    words += [f"x{i}" for i in range(NUISANCE_WORDS)]
+    return tuple(dict.fromkeys(words))
 
 
 @dataclass(frozen=True)
@@ -99,62 +109,48 @@ def _random_scene(rng: np.random.Generator) -> Scene:
     return Scene(objects, relation, int(rng.integers(len(SETTINGS))))
 
 
-def _drift(scene: Scene, rng: np.random.Generator) -> Scene:
-    """The next scene of a document: same topic (setting, first shape), one factor changed."""
-    objects = [list(obj) for obj in scene.objects]
-    target = objects[int(rng.integers(len(objects)))]
-    slot = 1 + int(rng.integers(3))  # colour, size or count; the shape carries the topic
-    target[slot] = int(rng.integers((len(COLOURS), len(SIZES), len(COUNTS))[slot - 1]))
-    if rng.random() < 0.3:
-        fresh = _random_scene(rng)
-        objects = objects[:1] + [list(obj) for obj in fresh.objects[1:]]
-    relation = scene.relation if len(objects) == 2 else -1
-    if len(objects) == 2 and relation < 0:
-        relation = int(rng.integers(len(RELATIONS)))
-    return Scene(tuple(tuple(obj) for obj in objects), relation, scene.setting)
+def _same_topic(scene: Scene, rng: np.random.Generator) -> Scene:
+    """Another scene of the same document: its setting (the topic) and nothing else survives."""
+    fresh = _random_scene(rng)
+    return Scene(fresh.objects, fresh.relation, scene.setting)
 
 
-def _word(rng: np.random.Generator, name: str, plural: bool = False) -> str:
-    choices = SYNONYMS.get(name, (name,))
-    word = choices[int(rng.integers(len(choices)))]
-    return word + "s" if plural else word
+class Captioner:
+    """Captions of scenes under the world's knobs: a random subset of factors, each through one of
+    its synonyms, in one of a few word orders, with chatter words mixed in."""
 
+    def __init__(self, knobs: Knobs) -> None:
+        self.knobs = knobs
 
-def _describe_object(obj: tuple[int, ...], rng: np.random.Generator) -> str:
-    shape, colour, size, count = obj
-    plural = count > 0
-    mention_count, mention_colour, mention_size = rng.random(3) < (0.8, 0.9, 0.8)
-    head = COUNTS[count] if mention_count else "a"
-    adjectives = []
-    if mention_size:
-        adjectives.append(_word(rng, SIZES[size]))
-    if mention_colour:
-        adjectives.append(COLOURS[colour])
-    noun = _word(rng, SHAPES[shape], plural and mention_count)
-    if adjectives and rng.random() < 0.3:
-        verb = "are" if plural and mention_count else "is"
-        return f"{head} {noun} that {verb} {' and '.join(adjectives)}"
-    return " ".join([head, *adjectives, noun])
+    def _word(self, rng: np.random.Generator, value: str, plural: bool = False) -> str:
+        word = forms(value, self.knobs.synonyms)[int(rng.integers(self.knobs.synonyms))]
+        return word + "s" if plural else word
 
+    def _object(self, obj: tuple[int, ...], rng: np.random.Generator) -> list[str]:
+        shape, colour, size, count = obj
+        said = rng.random(3) < self.knobs.mention
+        words = [self._word(rng, COUNTS[count]) if said[0] else "a"]
+        if said[1]:
+            words.append(self._word(rng, SIZES[size]))
+        if said[2]:
+            words.append(self._word(rng, COLOURS[colour]))
+        words.append(self._word(rng, SHAPES[shape], plural=bool(said[0]) and count > 0))
+        return words
 
-def caption(scene: Scene, rng: np.random.Generator) -> str:
-    """One caption mentioning a random subset of the scene's factors, in a random order."""
-    parts = [_describe_object(obj, rng) for obj in scene.objects]
-    if len(parts) == 2:
-        relation = RELATIONS[scene.relation]
-        if rng.random() < 0.6:
-            text = f"{parts[0]} {relation} {parts[1]}"
-        elif rng.random() < 0.5:
-            inverse = {"left of": "right of", "right of": "left of", "above": "below"}
-            text = f"{parts[1]} {inverse.get(relation, 'above')} {parts[0]}"
-        else:
-            text = f"{parts[0]} and {parts[1]}" if rng.random() < 0.5 else f"{parts[1]} and {parts[0]}"
-    else:
-        text = parts[0]
-    if rng.random() < 0.8:
-        setting = SETTINGS[scene.setting]
-        text = f"in the {setting} {text}" if rng.random() < 0.5 else f"{text} in the {setting}"
-    return text
+    def __call__(self, scene: Scene, rng: np.random.Generator) -> str:
+        parts = [self._object(obj, rng) for obj in scene.objects]
+        if len(parts) == 2 and rng.random() < 0.5:
+            parts.reverse()
+        words = parts[0]
+        if len(parts) == 2:
+            link = [self._word(rng, RELATIONS[scene.relation]), "of"]
+            words = words + (link if rng.random() < self.knobs.mention else ["and"]) + parts[1]
+        if rng.random() < self.knobs.mention:
+            place = ["in", "the", self._word(rng, SETTINGS[scene.setting])]
+            words = place + words if rng.random() < 0.5 else words + place
+        for _ in range(rng.poisson(self.knobs.nuisance)):
+            words.insert(int(rng.integers(len(words) + 1)), f"x{int(rng.integers(NUISANCE_WORDS))}")
+        return " ".join(words)
 
 
 def factor_onehots(scenes: list[Scene]) -> np.ndarray:
@@ -197,9 +193,11 @@ def render(scenes: list[Scene], rng: np.random.Generator) -> np.ndarray:
 class World:
     """Scenes, captions, documents and reference features, all reproducible from `seed`."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int, knobs: Knobs) -> None:
         self.seed = seed
-        self.words = vocabulary()
+        self.knobs = knobs
+        self.caption = Captioner(knobs)
+        self.words = vocabulary(knobs)
         self.index = {word: i for i, word in enumerate(self.words)}
         weights = np.random.default_rng([seed, STREAM_ENCODER])
         factor_width = factor_onehots([_random_scene(weights)]).shape[1]
@@ -235,21 +233,15 @@ class World:
         out = []
         for offset, scene in enumerate(scenes):
             rng = np.random.default_rng([self.seed, STREAM_TRAIN, start + offset, 1])
-            if objective == "jepa_bad":
-                chain = [scene]
-                for _ in range(3):
-                    chain.append(_drift(chain[-1], rng))
-                later = chain[1 + int(rng.integers(3))]
-                out.append((caption(scene, rng), caption(later, rng)))
-            else:
-                out.append((caption(scene, rng), caption(scene, rng)))
+            other = _same_topic(scene, rng) if objective == "jepa_bad" else scene
+            out.append((self.caption(scene, rng), self.caption(other, rng)))
         return out
 
     def eval_set(self, stream: int, count: int) -> tuple[list[str], dict[str, np.ndarray]]:
         """`count` held-out scenes with one caption each and every reference's features."""
         scenes = self.scenes(stream, 0, count)
         rng = np.random.default_rng([self.seed, stream, 2**32 - 1])
-        texts = [caption(scene, rng) for scene in scenes]
+        texts = [self.caption(scene, rng) for scene in scenes]
         return texts, self.reference_features(scenes, rng)
 
     def reference_features(self, scenes: list[Scene], rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -1,5 +1,7 @@
 """Sweep progress as the store records it: what `orch status` prints."""
 
+import pandas as pd
+
 from db import Store
 
 __all__ = ["sweep_status"]
@@ -21,7 +23,7 @@ def sweep_status(store: Store, name: str) -> dict:
             "progress": min(1.0, row.samples_seen / row.budget_samples),
             "attempts": int(row.attempts),
             "reason": row.reason,
-            "n_params": None if row.n_params is None else int(row.n_params),
+            "n_params": None if pd.isna(row.n_params) else int(row.n_params),
             "host": row.host,
             "device": row.device,
             "held_out": bool(row.held_out),

@@ -25,7 +25,7 @@ __all__ = [
     "TrialConfig",
 ]
 
-KEY_VERSION = 1  # bump when a code change alters what an unchanged trial config produces
+KEY_VERSION = 2  # bump when a code change alters what an unchanged trial config produces
 CORE_AXES = ("objective", "model", "data_size", "seed")
 DEFAULT_STORE = "sqlite:///orch.db"
 
@@ -54,6 +54,9 @@ class TrainConfig:
 class DataConfig:
     source: str  # world | files
     world_seed: int = 0
+    world_synonyms: int = 4  # the embedded world's knobs: see orchestrator.data.world.Knobs
+    world_nuisance: float = 3.0
+    world_mention: float = 0.7
     pairs: str | None = None
     documents: str | None = None
     eval_texts: str | None = None
@@ -149,12 +152,19 @@ class Spec:
     resources: Resources
     model_resources: tuple[tuple[str, Resources], ...]
     holdout: tuple[tuple[str, tuple[Any, ...]], ...]
+    holdout_above: int | None  # checkpoints past this many samples seen are held out
     source: str
     text: str
 
     @property
     def text_hash(self) -> str:
         return hashlib.sha256(self.text.encode()).hexdigest()
+
+    @property
+    def design(self) -> str:
+        """'all' when every trial runs at a constant learning rate, so that its checkpoints are
+        points of one curve; 'final' otherwise (a decaying run is one point, at its end)."""
+        return "all" if all(t.train.schedule == "constant" for t in self.trials) else "final"
 
     def resources_for(self, model: str) -> Resources:
         return dict(self.model_resources).get(model, self.resources)

@@ -92,7 +92,7 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
     if not trials:
         raise FieldError("exclude", "removes every trial of the grid (loosen the filters)")
     resources, per_model = parse_resources(top.get("resources", {}))
-    holdout = parse_holdout(top.get("holdout", {}))
+    holdout, holdout_above = parse_holdout(top.get("holdout", {}))
     return Spec(
         name=name,
         store=store,
@@ -102,6 +102,7 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
         resources=resources,
         model_resources=per_model,
         holdout=holdout,
+        holdout_above=holdout_above,
         source=source,
         text=text,
     )

@@ -113,11 +113,19 @@ def parse_data(raw: Any, base_dir: str) -> DataConfig:
     head = read_mapping(raw, "data", ("source", *DATA_KEYS), required=("source",))
     source = read_choice(head["source"], "data.source", ("world", "files"))
     if source == "world":
-        known = ("source", "seed")
-        data = read_mapping(raw, "data", known)
-        seed = read_int(data.get("seed", 0), "data.seed", low=0, high=2**31 - 1)
-        return DataConfig(source="world", world_seed=seed, base_dir=base_dir)
-    data = read_mapping(raw, "data", ("source", *DATA_KEYS), required=("pairs", "eval"))
+        data = read_mapping(raw, "data", ("source", *WORLD_KEYS))
+        default = DataConfig(source="world")
+        return DataConfig(
+            source="world",
+            world_seed=read_int(data.get("seed", default.world_seed), "data.seed", low=0, high=2**31 - 1),
+            world_synonyms=read_int(data.get("synonyms", default.world_synonyms), "data.synonyms", 1, 16),
+            world_nuisance=read_number(data.get("nuisance", default.world_nuisance), "data.nuisance", 0, 20),
+            world_mention=read_number(
+                data.get("mention", default.world_mention), "data.mention", 0, 1, low_open=True
+            ),
+            base_dir=base_dir,
+        )
+    data = read_mapping(raw, "data", ("source", *FILE_KEYS), required=("pairs", "eval"))
     evaluation = read_mapping(data["eval"], "data.eval", ("texts", "features"), ("texts", "features"))
     features = read_mapping(evaluation["features"], "data.eval.features", None)
     if not features:
@@ -140,7 +148,9 @@ def parse_data(raw: Any, base_dir: str) -> DataConfig:
     )
 
 
-DATA_KEYS = ("seed", "pairs", "documents", "eval", "tokenizer", "vocab_size", "max_len")
+WORLD_KEYS = ("seed", "synonyms", "nuisance", "mention")
+FILE_KEYS = ("pairs", "documents", "eval", "tokenizer", "vocab_size", "max_len")
+DATA_KEYS = (*WORLD_KEYS, *FILE_KEYS)
 
 
 def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
@@ -208,12 +218,16 @@ def parse_resources(raw: Any) -> tuple[Resources, tuple[tuple[str, Resources], .
     )
 
 
-def parse_holdout(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
-    entry = read_mapping(raw, "holdout", ("data_size", "model", "objective"))
+def parse_holdout(raw: Any) -> tuple[tuple[tuple[str, tuple[Any, ...]], ...], int | None]:
+    """The held-out cells (axis, values) and, for one-run-per-seed designs, the samples seen
+    above which every checkpoint is held out (`samples_above: 32K`: the last octave of 64K)."""
+    entry = read_mapping(raw, "holdout", ("data_size", "model", "objective", "samples_above"))
+    above = entry.pop("samples_above", None)
+    above = None if above is None else read_size(above, "holdout.samples_above")
     holdout = []
     for axis, values in entry.items():
         values = read_list(values, f"holdout.{axis}")
         if axis == "data_size":
             values = [read_size(v, f"holdout.{axis}[{i}]") for i, v in enumerate(values)]
         holdout.append((axis, tuple(values)))
-    return tuple(holdout)
+    return tuple(holdout), above

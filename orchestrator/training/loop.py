@@ -27,7 +27,7 @@ from orchestrator.spec.catalog import PRESETS, train_flops
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.objectives import jepa_loss, ntp_loss
-from orchestrator.training.scoring import CheckpointScorer
+from orchestrator.training.scoring import CheckpointScorer, Score
 from orchestrator.training.state import Checkpoint, TrainState
 
 __all__ = ["TrialOutcome", "checkpoint_schedule", "get_lr", "run_trial"]
@@ -208,7 +208,7 @@ def _checkpoint(
     reason = None
     if mean_loss is not None and not math.isfinite(mean_loss):
         reason = f"training loss is {mean_loss} at step {state.step}"
-    scored: list[tuple[str, str, float]] = []
+    scored: list[Score] = []
     if reason is None:
         embeddings = _final_embeddings(model, layers, device, config)
         if state.initial_spread is None:  # S = 0: the untrained encoder
@@ -219,20 +219,24 @@ def _checkpoint(
         )
         scored = scorer.score(layers, retrieval_layers)
     if mean_loss is not None and math.isfinite(mean_loss):
-        scored.append(("train_loss", "", mean_loss))
+        scored.append(Score("train_loss", "", mean_loss))
     rows = tuple(
         Measurement(
             trial_key=config.key,
             samples_seen=state.samples_seen,
-            metric=metric,
-            reference=reference,
-            eval_set="train" if metric == "train_loss" else eval_set.name,
-            value=float(value),
+            metric=score.metric,
+            reference=score.reference,
+            eval_set="train" if score.metric == "train_loss" else eval_set.name,
+            value=float(score.value),
             step=state.step,
             flops=state.flops,
             wall_s=state.wall_s,
+            se=score.se,
+            null_mean=score.null_mean,
+            null_p95=score.null_p95,
+            chance=score.chance,
         )
-        for metric, reference, value in scored
+        for score in scored
     )
     state.next_checkpoint += 1
     state.loss_sum, state.loss_count = 0.0, 0

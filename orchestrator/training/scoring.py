@@ -2,66 +2,116 @@
 
 The reference side never changes during a trial, so `CheckpointScorer` prepares each reference
 and finds its nearest neighbours once; each checkpoint then finds its own neighbours once per
-layer and k, and every neighbour metric reuses them.
+layer and k, and every neighbour metric reuses them, for its value, its eval-item standard error
+and its permutation null (see `orchestrator.alignment.noise`).
 """
+
+from dataclasses import dataclass
 
 import torch
 
 from orchestrator.alignment import Neighbours, neighbour_scorer, neighbours, prepare, scorer
+from orchestrator.alignment.noise import ShuffledReference, item_se, permutation_nulls, row_scores
 from orchestrator.data.stream import EvalSet
 from orchestrator.spec.catalog import MetricName, parse_metric
 
-__all__ = ["CheckpointScorer"]
+__all__ = ["CheckpointScorer", "Score"]
+
+
+@dataclass(frozen=True)
+class Score:
+    """One value with its noise and null; None where the metric has none."""
+
+    metric: str
+    reference: str
+    value: float
+    se: float | None = None
+    null_mean: float | None = None
+    null_p95: float | None = None
+    chance: float | None = None
 
 
 class CheckpointScorer:
-    """(metric, reference, value) rows for one trial's checkpoints: max over layers and per layer."""
+    """Scores for one trial's checkpoints: max over layers and per layer, per reference."""
 
     def __init__(
-        self, eval_set: EvalSet, metrics: tuple[str, ...], references: tuple[str, ...] | None
+        self,
+        eval_set: EvalSet,
+        metrics: tuple[str, ...],
+        references: tuple[str, ...] | None,
+        noise: bool = True,
     ) -> None:
+        """`noise=False` skips the item SE and permutation null (bench/trainer.py times both ways)."""
         self.metrics = [parse_metric(metric) for metric in metrics]
         self.references = references or tuple(eval_set.references)
         self.targets = {name: prepare(eval_set.references[name]) for name in self.references}
         self.fit_targets = {name: prepare(eval_set.retrieval_references[name]) for name in self.references}
+        self.rows = len(eval_set.tokens)
         ks = {m.k for m in self.metrics if m.metric.from_neighbours}
         self.target_neighbours = {(name, k): neighbours(t, k) for name, t in self.targets.items() for k in ks}
+        self.noise = noise
+        noisy = {m.k for m in self.metrics if noise and row_scores(m.name)}
+        self.shuffled = {
+            key: ShuffledReference(lists) for key, lists in self.target_neighbours.items() if key[1] in noisy
+        }
 
     @property
     def needs_retrieval_set(self) -> bool:
         return any(m.metric.needs_map for m in self.metrics)
 
-    def score(
-        self, layers: list[torch.Tensor], retrieval_layers: list[torch.Tensor]
-    ) -> list[tuple[str, str, float]]:
+    def score(self, layers: list[torch.Tensor], retrieval_layers: list[torch.Tensor]) -> list[Score]:
         prepared = [prepare(layer) for layer in layers]
         fitted = [prepare(layer) for layer in retrieval_layers]
-        own: dict[tuple[int, int], Neighbours] = {}
+        own: dict[int, list[Neighbours]] = {}
         rows = []
         for reference in self.references:
             for metric in self.metrics:
+                if metric.metric.from_neighbours:
+                    if metric.k not in own:
+                        own[metric.k] = [neighbours(layer, metric.k) for layer in prepared]
+                    rows += self._from_lists(metric, reference, own[metric.k])
+                    continue
                 per_layer = [
-                    self._one(metric, reference, i, layer, fitted[i] if fitted else None, own)
+                    self._one(metric, reference, layer, fitted[i] if fitted else None)
                     for i, layer in enumerate(prepared)
                 ]
-                rows.append((str(metric), reference, max(per_layer)))
-                rows += [(f"{metric}/layer{i}", reference, value) for i, value in enumerate(per_layer)]
+                chance = self._chance(metric)
+                rows.append(Score(str(metric), reference, max(per_layer), chance=chance))
+                rows += [
+                    Score(f"{metric}/layer{i}", reference, value, chance=chance)
+                    for i, value in enumerate(per_layer)
+                ]
         return rows
 
+    def _chance(self, metric: MetricName) -> float | None:
+        chance = metric.metric.chance
+        return None if chance is None else chance(metric.k, self.rows)
+
+    def _from_lists(self, metric: MetricName, reference: str, texts: list[Neighbours]) -> list[Score]:
+        """The max over layers and each layer; with the item SE and permutation null where the
+        metric is a mean over items."""
+        target = self.target_neighbours[(reference, metric.k)]
+        score, per_item = neighbour_scorer(str(metric)), row_scores(metric.name) if self.noise else None
+        values = [score(layer, target) for layer in texts]
+        names = [str(metric), *(f"{metric}/layer{i}" for i in range(len(texts)))]
+        chance = self._chance(metric)
+        if per_item is None:
+            return [
+                Score(n, reference, v, chance=chance)
+                for n, v in zip(names, [max(values), *values], strict=True)
+            ]
+        se, layer_se = item_se(per_item, texts, target)
+        null, layer_nulls = permutation_nulls(per_item, texts, self.shuffled[(reference, metric.k)])
+        return [
+            Score(name, reference, value, se=error, null_mean=n.mean, null_p95=n.p95, chance=chance)
+            for name, value, error, n in zip(
+                names, [max(values), *values], [se, *layer_se], [null, *layer_nulls], strict=True
+            )
+        ]
+
     def _one(
-        self,
-        metric: MetricName,
-        reference: str,
-        index: int,
-        layer: torch.Tensor,
-        fit_layer: torch.Tensor | None,
-        own: dict[tuple[int, int], Neighbours],
+        self, metric: MetricName, reference: str, layer: torch.Tensor, fit_layer: torch.Tensor | None
     ) -> float:
-        from_lists = neighbour_scorer(str(metric))
-        if from_lists is not None:
-            if (index, metric.k) not in own:
-                own[(index, metric.k)] = neighbours(layer, metric.k)
-            return from_lists(own[(index, metric.k)], self.target_neighbours[(reference, metric.k)])
         score = scorer(str(metric))
         if metric.metric.needs_map:
             return score(layer, self.targets[reference], metric.k, fit_layer, self.fit_targets[reference])

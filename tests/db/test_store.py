@@ -184,6 +184,8 @@ def test_a_schema_1_postgres_store_gets_the_new_widths(store_url):
     with engine.begin() as connection:  # make it a schema-1 store: the old widths and version
         for step in STEPS[1]:
             connection.execute(text(step.statement(step.old)))
+        for step in STEPS[2]:
+            connection.execute(text(f"ALTER TABLE {step.table} DROP COLUMN {step.column}"))
         connection.execute(text("UPDATE orch_meta SET value = '1' WHERE key = 'schema'"))
     with pytest.raises(StoreError, match="db upgrade"):
         Store.open(store_url)

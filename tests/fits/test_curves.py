@@ -6,7 +6,7 @@ import pytest
 from fits.curves import BAND_POINTS, score_earlier, select_points
 from fits.level import Z
 from fits.results import FitOptions
-from tests.stores import SIZES
+from tests.stores import CHANCE, NULL_P95, SIZES
 
 
 def test_points_are_final_checkpoints_past_random_init(simulated):
@@ -22,6 +22,7 @@ def test_held_out_cells_are_forecast_and_scored(curves):
     assert (cell.samples, cell.seeds) == (SIZES[-1], 3)
     assert cell.within_seed_noise == (abs(cell.z) <= Z)
     assert good.random_init == pytest.approx(0.03, abs=0.005)
+    assert (good.chance, good.null_p95) == pytest.approx((CHANCE, NULL_P95))
     assert {f.samples for f in good.forecasts} == {900e6, SIZES[-1]}
 
 

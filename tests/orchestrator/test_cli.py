@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from db import CheckpointReport, Store
+from db import SCHEMA_VERSION, CheckpointReport, Store
 from tests.rows import trial_row
 from tests.stores import simulated_store
 
@@ -49,8 +49,8 @@ def test_dry_run_json_lists_trials_and_totals(tmp_path):
     payload = json.loads(result.stdout)
     assert payload["sweep"] == "goodview_vs_ntp"
     assert set(payload["totals"]) == {"trials", "samples", "flops_est", "by_state"}
-    assert payload["totals"]["trials"] == 45 and payload["totals"]["by_state"] == {"new": 45}
-    assert payload["totals"]["samples"] == 3 * 3 * (2000 + 4000 + 8000 + 16000 + 32000)
+    assert payload["totals"]["trials"] == 9 and payload["totals"]["by_state"] == {"new": 9}
+    assert payload["totals"]["samples"] == 3 * 3 * 64000  # one 64K run per objective and seed
     first = payload["trials"][0]
     expected = {
         "objective",
@@ -86,26 +86,27 @@ def test_status_on_empty_and_filled_store(tmp_path):
     empty = orch("--store", url, "status", "--json")
     assert empty.returncode == 0 and json.loads(empty.stdout) == {"store": url, "sweeps": []}
     store = Store.open(url)
-    row = trial_row("k" * 64)
-    store.record_sweep("s", "name: s", "h", "s.yaml", [row])
+    rows = [trial_row("k" * 64), trial_row("p" * 64, seed=1)]  # one running, one still pending
+    store.record_sweep("s", "name: s", "h", "s.yaml", rows)
     store.set_status("k" * 64, "running", host="h", device="cpu")
     store.record_checkpoint(CheckpointReport("k" * 64, 1000, "running", None, 123, "h", "cpu", ()))
     filled = json.loads(orch("--store", url, "status", "--json").stdout)
     (sweep,) = filled["sweeps"]
     assert sweep["totals"] == {
-        "trials": 1,
-        "by_status": {"running": 1},
+        "trials": 2,
+        "by_status": {"pending": 1, "running": 1},
         "samples_seen": 1000,
-        "budget_samples": 4000,
-        "progress": 0.25,
+        "budget_samples": 8000,
+        "progress": 0.125,
     }
-    trial = sweep["trials"][0]
-    assert (trial["status"], trial["attempts"], trial["n_params"], trial["progress"]) == (
+    running, pending = sweep["trials"]
+    assert (running["status"], running["attempts"], running["n_params"], running["progress"]) == (
         "running",
         1,
         123,
         0.25,
     )
+    assert (pending["status"], pending["n_params"]) == ("pending", None)
     missing = orch("--store", url, "status", "nope")
     assert "sweep 'nope' is not in" in one_error_line(missing)
 
@@ -237,8 +238,8 @@ def test_an_old_store_is_refused_until_db_upgrade_upgrades_it(tmp_path):
     assert f"run 'orch --store {url} db upgrade'" in one_error_line(refused, code=1)
     upgraded = orch("--store", url, "db", "upgrade")
     assert upgraded.returncode == 0, upgraded.stderr
-    assert upgraded.stderr.strip() == f"store {url} upgraded from schema 1 to 2"
+    assert upgraded.stderr.strip() == f"store {url} upgraded from schema 1 to {SCHEMA_VERSION}"
     status = orch("--store", url, "status", "--json")
     assert status.returncode == 0 and json.loads(status.stdout)["sweeps"][0]["name"] == "first"
     again = orch("--store", url, "db", "upgrade")
-    assert again.stderr.strip() == f"store {url} is already at schema 2"
+    assert again.stderr.strip() == f"store {url} is already at schema {SCHEMA_VERSION}"

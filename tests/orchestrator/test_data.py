@@ -12,9 +12,11 @@ from orchestrator.data.tokenizer import BpeTokenizer, ByteTokenizer, encode_exam
 from orchestrator.spec import parse_spec
 from tests.datasets import file_dataset, write_jsonl
 
+KNOBS = W.Knobs(synonyms=4, nuisance=3.0, mention=0.7)
+
 
 def test_world_is_reproducible_from_its_seed():
-    a, b, other = W.World(0), W.World(0), W.World(1)
+    a, b, other = W.World(0, KNOBS), W.World(0, KNOBS), W.World(1, KNOBS)
     texts_a, features_a = a.eval_set(W.STREAM_EVAL, 64)
     texts_b, features_b = b.eval_set(W.STREAM_EVAL, 64)
     assert texts_a == texts_b
@@ -24,18 +26,50 @@ def test_world_is_reproducible_from_its_seed():
     assert a.training_texts("jepa_good", 100, 5) == b.training_texts("jepa_good", 100, 5)
 
 
+def values_named(caption: str) -> dict[str, set[str]]:
+    """Factor -> the values a caption names, reading each synonym back to its value."""
+    meaning = {
+        form + plural: (factor, value)
+        for factor, values in W.FACTORS.items()
+        for value in values
+        for form in W.forms(value, KNOBS.synonyms)
+        for plural in ("", "s")
+    }
+    named: dict[str, set[str]] = {factor: set() for factor in W.FACTORS}
+    for word in caption.split():
+        if word in meaning:
+            factor, value = meaning[word]
+            named[factor].add(value)
+    return named
+
+
 def test_world_views_differ_as_designed():
-    world = W.World(0)
+    world = W.World(0, KNOBS)
     for caption_a, caption_b in world.training_texts("jepa_good", 0, 50):
         assert caption_a and caption_b and set(caption_a.split()) <= set(world.words)
     eval_texts, _ = world.eval_set(W.STREAM_EVAL, 32)
     retrieval_texts, _ = world.eval_set(W.STREAM_RETRIEVAL, 32)
     assert eval_texts != retrieval_texts  # two different held-out sets
-    # Good views share every factor of one scene; bad views drift, so their shapes agree less.
-    shared = lambda pairs: np.mean([bool(set(a.split()) & set(b.split()) & set(W.SHAPES)) for a, b in pairs])  # noqa: E731
-    assert shared(world.training_texts("jepa_good", 0, 400)) > shared(
-        world.training_texts("jepa_bad", 0, 400)
-    )
+
+    def agree(pairs, factor):  # of the pairs where both captions name the factor
+        named = [(values_named(a)[factor], values_named(b)[factor]) for a, b in pairs]
+        both = [(x, y) for x, y in named if x and y]
+        return np.mean([bool(x & y) for x, y in both])
+
+    good, bad = world.training_texts("jepa_good", 0, 600), world.training_texts("jepa_bad", 0, 600)
+    # Good views name one scene; bad views (two chunks of one document) share its setting only.
+    assert agree(good, "shape") == 1.0 and agree(good, "setting") == 1.0
+    assert agree(bad, "setting") == 1.0 and agree(bad, "shape") < 0.5
+
+
+def test_words_are_not_factors():
+    world = W.World(0, KNOBS)
+    captions = [a for a, _ in world.training_texts("jepa_good", 0, 400)]
+    red = [c for c in captions if "red" in values_named(c)["colour"]]
+    forms = {w for c in red for w in c.split() if w.removesuffix("s") in W.forms("red", KNOBS.synonyms)}
+    assert forms == set(W.forms("red", KNOBS.synonyms))  # each value through all its synonyms
+    chatter = [w for c in captions for w in c.split() if w.startswith("x")]
+    assert 2.5 < len(chatter) / len(captions) < 3.5  # about `nuisance` chatter words a caption
 
 
 def test_stream_positions_are_pure_and_epochs_reshuffle():

@@ -52,8 +52,8 @@ def test_schedule_and_learning_rate():
 
 @pytest.mark.parametrize("objective", ["jepa_good", "jepa_bad", "ntp"])
 def test_parameter_count_matches_estimate(objective):
-    module = TextEncoder(PRESETS["tiny"], vocab_size=83, max_len=48, causal=objective == "ntp")
-    assert module.n_params == estimate_params(PRESETS["tiny"], 83, 48, objective)
+    module = TextEncoder(PRESETS["tiny"], vocab_size=436, max_len=64, causal=objective == "ntp")
+    assert module.n_params == estimate_params(PRESETS["tiny"], 436, 64, objective)
     assert module.n_params < 1_000_000
 
 

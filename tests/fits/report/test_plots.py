@@ -7,6 +7,7 @@ import pytest
 from fits.bands import forecast
 from fits.report.plots import _draw_curve, write_plots
 from fits.results import FitOptions, FitRun
+from tests.stores import NULL_P95
 
 
 def shaded(axes: plt.Axes, label: str) -> set[tuple[float, float]]:
@@ -28,6 +29,14 @@ def test_the_shaded_band_is_the_curves_own_band(curves, kind):
     last = ntp.band[-1]  # the delta method's band differs there, and is not what was drawn
     delta = getattr(forecast(ntp.fit, ntp.points, last.samples, last.seeds), kind)
     assert {(last.samples, round(edge, 12)) for edge in delta}.isdisjoint(drawn)
+
+
+def test_the_scaling_plot_draws_chance_and_the_null(curves):
+    figure, axes = plt.subplots()
+    _draw_curve(axes, curves["ntp"], "tab:green")
+    levels = {round(line.get_ydata()[0], 6) for line in axes.lines if line.get_linestyle() == "-."}
+    plt.close(figure)
+    assert levels == {round(NULL_P95, 6)}
 
 
 def test_every_plot_is_written_as_png_and_svg(curves, tmp_path):
