@@ -19,7 +19,13 @@ ALLOWED: dict[str, set[str]] = {
     "orchestrator.data": {"orchestrator.spec", "orchestrator.errors"},
     "orchestrator.alignment": {"orchestrator.spec"},
     "orchestrator.training": {"orchestrator.spec", "orchestrator.data", "orchestrator.alignment", "db"},
-    "orchestrator.run": {"orchestrator.spec", "orchestrator.data", "orchestrator.training", "db"},
+    "orchestrator.run": {
+        "orchestrator.spec",
+        "orchestrator.data",
+        "orchestrator.training",
+        "db",
+        "orchestrator.errors",
+    },
     "orchestrator.features": {"orchestrator.alignment", "orchestrator.errors"},
     "orchestrator.baselines": {"orchestrator.spec", "orchestrator.errors"},
     "fits.math": set(),  # laws, fit, bands, gaps, bootstrap, level: arrays in, arrays out

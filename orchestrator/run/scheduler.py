@@ -18,6 +18,7 @@ from typing import Any
 from db import CheckpointReport, Store
 from orchestrator.data.files import check_files
 from orchestrator.run.callbacks import FINISHED, REPORT_KEY, tune_callback
+from orchestrator.run.cluster import connect
 from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.spec import Spec, TrialConfig
@@ -134,19 +135,19 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     if spec.data.source == "files":
         check_files(spec.data)  # a missing or broken file is bad input, before any trial starts
     store = Store.open(url)
-    store.record_sweep(spec.name, spec.text, spec.text_hash, spec.source, trial_rows(spec))
     statuses = store.trial_statuses(t.key for t in spec.trials)
     todo = [t for t in spec.trials if statuses.get(t.key) not in FINISHED]
     outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
-    if not todo:
-        return outcome
-    storage = options.storage.resolve()
-    view = ProgressView(todo, options.progress, options.live)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     owns_ray = False
     try:
-        owns_ray = _start_ray(options)
-        _run_tune(spec, todo, url, options, storage, view)
+        # Ray first: a cluster that cannot be joined leaves nothing in the store, no trial pending.
+        owns_ray = bool(todo) and _start_ray(options)
+        store.record_sweep(spec.name, spec.text, spec.text_hash, spec.source, trial_rows(spec))
+        if not todo:
+            return outcome
+        view = ProgressView(todo, options.progress, options.live)
+        _run_tune(spec, todo, url, options, options.storage.resolve(), view)
     except KeyboardInterrupt:
         outcome.interrupted = True
         _mark_interrupted(store, todo)
@@ -171,19 +172,21 @@ def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
 
 def _start_ray(options: SweepOptions) -> bool:
     """Connect to a cluster, or start orch's local Ray; True when this call started Ray."""
-    import ray
-
     os.environ.setdefault("TUNE_DISABLE_SIGINT_HANDLER", "1")  # Ctrl-C is ours to handle
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # the store is the record
     os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    if options.address:
+        return connect(options.address)
+    import ray
+
     if ray.is_initialized():
         return False
-    if options.address:
-        ray.init(address=options.address, logging_level=logging.WARNING, log_to_driver=False)
-        return True
     from orchestrator.run.raylocal import local_ray_kwargs
 
+    # Ray's default for a new local cluster is token authentication (it makes ~/.ray/auth_token
+    # when there is none); its warning saying so on every sweep is silenced, the mode is kept.
+    logging.getLogger("ray._private.authentication").setLevel(logging.ERROR)
     ray.init(
         **local_ray_kwargs(options.num_cpus),
         logging_level=logging.WARNING,

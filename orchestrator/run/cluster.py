@@ -1,0 +1,98 @@
+"""Connecting the driver to an existing Ray cluster (`orch sweep --address`).
+
+The Ray in our constraints starts clusters with token authentication, and a driver started from
+a plain shell runs with authentication disabled, so it is turned away. orch finds the token the
+way Ray's own processes do (`RAY_AUTH_TOKEN`, `RAY_AUTH_TOKEN_PATH`, `~/.ray/auth_token`) and
+turns token mode on when there is one. Every way a connection fails (no token, a wrong one, a
+port nobody listens on, a cluster that is down) is one `ClusterError` line, raised before
+anything is written to the store.
+"""
+
+import logging
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from orchestrator.errors import InputError
+
+__all__ = ["CONNECT_TIMEOUT_S", "ClusterError", "connect", "token_source"]
+
+CONNECT_TIMEOUT_S = 15.0
+AUTH_MODE = "RAY_AUTH_MODE"
+
+
+class ClusterError(InputError):
+    """A Ray cluster the driver cannot reach or is not let into (exit 2, nothing written)."""
+
+
+def token_source() -> str | None:
+    """Where a Ray auth token is, as the user would name it; None when there is none."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "RAY_AUTH_TOKEN"
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if path and Path(path).expanduser().is_file():
+        return f"RAY_AUTH_TOKEN_PATH={path}"
+    default = Path.home() / ".ray" / "auth_token"
+    return str(default) if default.is_file() else None
+
+
+def _reachable(address: str, timeout_s: float) -> None:
+    """A TCP connection to HOST:PORT within the timeout, or a ClusterError naming the address."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"--address {address!r} is not HOST:PORT or auto (e.g. 127.0.0.1:6379)")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as error:
+        raise ClusterError(
+            f"no Ray cluster answers at {address} within {timeout_s:g} s ({error.strerror or error}); "
+            "start it with 'ray start --head --port PORT' or fix --address"
+        ) from None
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Ray's C++ client logs each retry of a refused connection on file descriptor 2; while the
+    driver joins, that goes nowhere (a failure is reported as one line of ours)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as sink:
+        os.dup2(sink.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> bool:
+    """`ray.init(address=...)` with the cluster's auth token when one is available; False when
+    this process is already connected to a Ray."""
+    if address != "auto":
+        _reachable(address, timeout_s)
+    source = token_source()
+    if source is not None:
+        os.environ.setdefault(AUTH_MODE, "token")  # read when Ray starts its core worker
+    import ray
+
+    if ray.is_initialized():
+        return False
+    try:
+        with _quiet_stderr():
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+        return True
+    except Exception as error:  # Ray raises ConnectionError, AuthenticationError, RuntimeError...
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if source is None:
+            raise ClusterError(
+                f"cannot join the Ray cluster at {address} ({reason}): no Ray auth token found; "
+                "copy the head's ~/.ray/auth_token to this machine, or set RAY_AUTH_TOKEN or "
+                "RAY_AUTH_TOKEN_PATH"
+            ) from None
+        raise ClusterError(
+            f"cannot join the Ray cluster at {address} with the token from {source} ({reason}); "
+            "check that it is the head's token ('ray get-auth-token' on the head prints it)"
+        ) from None

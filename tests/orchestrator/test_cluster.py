@@ -1,0 +1,133 @@
+"""`orch sweep --address` against a real `ray start` cluster with token authentication: a head and
+a worker node started here, each a real process, joined with the token from the default file or
+RAY_AUTH_TOKEN_PATH; refused in one line without one, or on a port nobody listens on."""
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import psutil
+import pytest
+
+SMALL = """
+name: small
+data: {source: world}
+eval: {metrics: [mutual_knn@10], checkpoints: log2, references: [factor_mlp]}
+grid: {objective: [jepa_good, ntp], model: [tiny], data_size: [1K], seed: [0]}
+train: {batch_size: 64, schedule: constant, warmup: 0.0}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a plain shell whose home is `home`: no Ray settings inherited."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_", "ORCH_"))}
+    return env | {"HOME": str(home)} | extra
+
+
+def node_processes(temp_dir: str, port: int) -> list[psutil.Process]:
+    """Every process of the cluster: its temp dir or its GCS address is on the command line."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        line = " ".join(process.info["cmdline"] or [])
+        if temp_dir in line or f"127.0.0.1:{port}" in line:
+            found.append(process)
+    return [p for p in found if p.pid != os.getpid()]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A token-authenticated head and one worker node, stopped by their PIDs afterwards."""
+    home = tmp_path_factory.mktemp("head_home")
+    temp_dir = tempfile.mkdtemp(prefix="orch-rt-", dir="/tmp")  # short: Ray's socket paths
+    port = free_port()
+    env = clean_env(home)
+    ray = str(Path(sys.executable).with_name("ray"))
+    subprocess.run([ray, "get-auth-token", "--generate"], env=env, check=True, capture_output=True)
+    head = [ray, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false"]
+    head += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
+    worker = [ray, "start", f"--address=127.0.0.1:{port}", "--num-cpus=1", "--disable-usage-stats"]
+    try:
+        subprocess.run(head, env=env, check=True, capture_output=True, timeout=120)
+        # Ray's own CLI joins a token cluster only in token mode, as the README says.
+        subprocess.run(
+            worker, env=env | {"RAY_AUTH_MODE": "token"}, check=True, capture_output=True, timeout=120
+        )
+        yield f"127.0.0.1:{port}", home / ".ray" / "auth_token"
+    finally:
+        processes = node_processes(temp_dir, port)
+        for process in processes:
+            process.kill()
+        psutil.wait_procs(processes, timeout=30)
+        assert not node_processes(temp_dir, port)
+
+
+def orch(args: list[str], home: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "orchestrator", *args]
+    return subprocess.run(
+        command, capture_output=True, text=True, cwd=cwd, env=clean_env(home, **env), timeout=600
+    )
+
+
+def measurements(store: Path) -> list[tuple]:
+    with sqlite3.connect(store) as connection:
+        query = (
+            "SELECT trial_key, samples_seen, metric, reference, value FROM measurements ORDER BY 1, 2, 3, 4"
+        )
+        return connection.execute(query).fetchall()
+
+
+def test_a_sweep_joins_a_token_cluster_and_writes_what_a_local_run_writes(cluster, tmp_path):
+    address, token = cluster
+    for folder in ("local", "cluster"):  # each run its own .orch/ checkpoints
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "small.yaml").write_text(SMALL)
+    local = orch(
+        ["--store", "sqlite:///local.db", "sweep", "small.yaml"], token.parent.parent, tmp_path / "local"
+    )
+    assert local.returncode == 0, local.stderr
+    joined = orch(
+        ["--store", "sqlite:///cluster.db", "sweep", "small.yaml", "--address", address, "--json"],
+        tmp_path / "driver_home",  # no token file here: the path names it
+        tmp_path / "cluster",
+        RAY_AUTH_TOKEN_PATH=str(token),
+    )
+    assert joined.returncode == 0, joined.stderr
+    assert json.loads(joined.stdout)["counts"] == {"done": 2}
+    rows = measurements(tmp_path / "cluster" / "cluster.db")
+    assert len(rows) == 14 and rows == measurements(tmp_path / "local" / "local.db")  # S = 0 and 1K
+    assert "Token authentication" not in local.stderr + joined.stderr  # Ray's warning, silenced
+
+
+def test_without_a_token_the_driver_says_so_in_one_line_and_sends_nothing(cluster, tmp_path):
+    address, _ = cluster
+    (tmp_path / "small.yaml").write_text(SMALL)
+    refused = orch(
+        ["--store", "sqlite:///none.db", "sweep", "small.yaml", "--address", address], tmp_path, tmp_path
+    )
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert "no Ray auth token found" in line and "RAY_AUTH_TOKEN_PATH" in line
+    status = orch(["--store", "sqlite:///none.db", "status", "--json"], tmp_path, tmp_path)
+    assert json.loads(status.stdout)["sweeps"] == []  # no trial left pending
+
+
+def test_a_port_nobody_listens_on_fails_fast_in_one_line(tmp_path):
+    (tmp_path / "small.yaml").write_text(SMALL)
+    address = f"127.0.0.1:{free_port()}"
+    refused = orch(
+        ["--store", "sqlite:///x.db", "sweep", "small.yaml", "--address", address], tmp_path, tmp_path
+    )
+    assert refused.returncode == 2
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith(f"orch: error: no Ray cluster answers at {address}")
