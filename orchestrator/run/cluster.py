@@ -1,9 +1,12 @@
 """Connecting the driver to an existing Ray cluster (`orch sweep --address`).
 
-The Ray in our constraints starts clusters with token authentication, and a driver started from
-a plain shell runs with authentication disabled, so it is turned away. orch finds the token the
-way Ray's own processes do (`RAY_AUTH_TOKEN`, `RAY_AUTH_TOKEN_PATH`, `~/.ray/auth_token`) and
-turns token mode on when there is one. Every way a connection fails (no token, a wrong one, a
+The Ray in our constraints starts clusters with token authentication when the head has a token,
+and a driver started from a plain shell runs with authentication disabled, so it is turned away.
+orch finds the token the way Ray's own processes do (`RAY_AUTH_TOKEN`, `RAY_AUTH_TOKEN_PATH`,
+`~/.ray/auth_token`) and, unless `RAY_AUTH_MODE` says otherwise, asks the cluster first: a short
+join without a token in a child process. A cluster that lets it in runs without authentication
+(a driver in token mode would join it, but its trials would never start); one that does not gets
+the token. Every way a connection fails (no token, a wrong one, a
 port nobody listens on, a cluster that is down) is one `ClusterError` line, raised before
 anything is written to the store.
 """
@@ -11,6 +14,7 @@ anything is written to the store.
 import logging
 import os
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -68,14 +72,30 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
+PROBE = "import logging, sys, ray; ray.init(address=sys.argv[1], logging_level=logging.ERROR)"
+PROBE_TIMEOUT_S = 10.0  # a join takes about 2 s; a refused one retries for 20 s
+
+
+def _needs_token(address: str) -> bool:
+    """Whether the cluster turns away a driver without a token (a child process tries)."""
+    env = os.environ | {AUTH_MODE: "disabled"}
+    try:
+        joined = subprocess.run(
+            [sys.executable, "-c", PROBE, address], env=env, capture_output=True, timeout=PROBE_TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        return True
+    return joined.returncode != 0
+
+
 def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> bool:
-    """`ray.init(address=...)` with the cluster's auth token when one is available; False when
-    this process is already connected to a Ray."""
+    """`ray.init(address=...)` with the cluster's auth token when it needs one; False when this
+    process is already connected to a Ray."""
     if address != "auto":
         _reachable(address, timeout_s)
     source = token_source()
-    if source is not None:
-        os.environ.setdefault(AUTH_MODE, "token")  # read when Ray starts its core worker
+    if source is not None and AUTH_MODE not in os.environ and _needs_token(address):
+        os.environ[AUTH_MODE] = "token"  # read when Ray starts the driver's core worker
     import ray
 
     if ray.is_initialized():
