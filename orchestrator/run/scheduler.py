@@ -105,7 +105,7 @@ def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) ->
         result = {REPORT_KEY: report.as_dict()}
         tune.report(result, checkpoint=tune.Checkpoint.from_directory(str(directory)))
 
-    saved = load_state(directory)
+    saved = load_state(directory, trial.key)  # CheckpointError: the trial fails, naming it
     if saved is not None:
         # The driver may have died between this checkpoint's save and its rows reaching the
         # store: report it again (writes are idempotent), and stop if the trial had finished.

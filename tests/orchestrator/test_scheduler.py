@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+import torch
 import yaml
 from sqlalchemy.engine import make_url
 
@@ -194,3 +195,32 @@ def test_sigint_records_interrupted_trials_and_exits_130(tmp_path, ray_cluster):
     _, stderr = rerun.communicate(timeout=600)
     assert rerun.returncode == 0, stderr
     assert set(statuses(tmp_path).values()) == {"done"}
+
+
+def test_a_planted_checkpoint_runs_no_code_and_fails_its_trial_in_one_line(tmp_path):
+    spec = parse_spec(sweep_raw(objectives=("ntp",), seeds=(0,)), "s.yaml")
+    (trial,) = spec.trials
+    marker = tmp_path / "planted-code-ran"
+    folder = tmp_path / "checkpoints" / trial.key
+    folder.mkdir(parents=True)
+    torch.save(PlantedCode(str(marker)), folder / "model.pt")  # runs `touch` when unpickled
+    for name in ("optim.pt", "rng.pt"):
+        torch.save({}, folder / name)
+    (folder / "meta.json").write_text(json.dumps({"samples_seen": 2000}))
+    forged = {"trial_key": trial.key, "samples_seen": 2000, "status": "done", "reason": None, "rows": []}
+    (folder / "report.json").write_text(json.dumps(forged | {"n_params": 1, "host": "h", "device": "cpu"}))
+    url = f"sqlite:///{tmp_path / 'orch.db'}"
+    outcome = run_sweep(spec, url, SweepOptions(storage=tmp_path, retries=0))
+    assert outcome.counts == {"failed": 1} and not marker.exists()
+    reason = Store.open(url).get_trial(trial.key)["reason"]
+    assert f"CheckpointError: checkpoint {folder} holds something other than plain tensors" in reason
+
+
+class PlantedCode:
+    """A pickle that runs a shell command when it is loaded."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))

@@ -9,7 +9,7 @@ import torch
 
 from orchestrator.spec import parse_spec
 from orchestrator.spec.catalog import PRESETS, estimate_params
-from orchestrator.training.checkpoint import load_state, save_state
+from orchestrator.training.checkpoint import CheckpointError, load_state, save_state
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.loop import checkpoint_schedule, get_lr, run_trial
@@ -150,3 +150,16 @@ def test_a_trial_trains_on_file_data(tmp_path):
         assert {(r.metric, r.reference, r.eval_set) for r in reports[0].report.rows} >= {
             ("mutual_knn@5", "dino", "toy-40")
         }
+
+
+def test_a_checkpoint_is_the_owners_alone_and_read_only_by_its_own_trial(tmp_path):
+    config = trial("jepa_good")
+    _, checkpoints = run(config)
+    state = {**checkpoints[1].state, "report": checkpoints[1].report.as_dict()}
+    save_state(tmp_path / "ckpt", state)
+    assert (tmp_path / "ckpt").stat().st_mode & 0o777 == 0o700
+    assert {path.stat().st_mode & 0o777 for path in (tmp_path / "ckpt").iterdir()} == {0o600}
+    assert load_state(tmp_path / "ckpt", config.key)["meta"]["samples_seen"] == 1024
+    other = trial("jepa_good", seed=1).key
+    with pytest.raises(CheckpointError, match=f"belongs to trial {config.key[:10]}…, not {other[:10]}…"):
+        load_state(tmp_path / "ckpt", other)
