@@ -27,12 +27,30 @@ class NotFound(StoreError):
     """A row the caller asked for by key is not in the store."""
 
 
+# Query parameters that carry a secret (libpq's names); their values are masked like a password.
+SECRET_PARAMETERS = ("password", "passfile", "sslpassword", "sslkey")
+
+
 def mask_url(url: str) -> str:
-    """The URL with its password replaced by ***, for anything printed, logged or stored."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
+    """The URL with every secret replaced by ***, for anything printed, logged or stored: the
+    password of its user info, however it is written (an unescaped '@' in it included: the host
+    starts after the last '@'), and any secret query parameter."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
         return "<unparseable store URL>"
+    user_info, at, location = rest.rpartition("@")
+    if at:
+        user, colon, _ = user_info.partition(":")
+        rest = f"{user}{':***' if colon else ''}@{location}"
+    address, question, query = rest.partition("?")
+    if question:
+        query = "&".join(_mask_parameter(pair) for pair in query.split("&"))
+    return f"{scheme}://{address}{question}{query}"
+
+
+def _mask_parameter(pair: str) -> str:
+    name, equals, _ = pair.partition("=")
+    return f"{name}=***" if equals and name.lower() in SECRET_PARAMETERS else pair
 
 
 def engine_for(url: str) -> Engine:

@@ -1,6 +1,7 @@
 """What every command shares: the store URL it resolves, JSON output, the size option type."""
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,18 @@ def store_url(ctx: click.Context, spec_store: str | None = None) -> str:
 
 
 def emit_json(payload: Any) -> None:
-    click.echo(json.dumps(payload, indent=2, sort_keys=True, default=str))
+    """Valid JSON on stdout: a NaN or an infinity (an untestable backtest, say) is null."""
+    click.echo(json.dumps(_finite(payload), indent=2, sort_keys=True, default=str, allow_nan=False))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 class SizeParam(click.ParamType):

@@ -115,8 +115,25 @@ def test_newer_schema_is_refused_with_the_fix(store_url):
         Store.open(store_url)
 
 
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        ("postgresql+psycopg://orch:s3cret@db:5432/x", "postgresql+psycopg://orch:***@db:5432/x"),
+        ("postgresql+psycopg://u:p@ssW0rd@127.0.0.1:5432/d", "postgresql+psycopg://u:***@127.0.0.1:5432/d"),
+        (
+            "postgresql://u@h/d?password=s3cret&sslmode=require",
+            "postgresql://u@h/d?password=***&sslmode=require",
+        ),
+        ("postgresql://u@h/d?sslkey=/k.pem&PassFile=/p", "postgresql://u@h/d?sslkey=***&PassFile=***"),
+        ("sqlite:////abs/orch.db", "sqlite:////abs/orch.db"),
+        ("not a url", "<unparseable store URL>"),
+    ],
+)
+def test_every_secret_of_a_url_is_masked(url, masked):
+    assert mask_url(url) == masked
+
+
 def test_password_is_masked(store_url):
-    assert mask_url("postgresql+psycopg://orch:s3cret@db:5432/x") == "postgresql+psycopg://orch:***@db:5432/x"
     store = Store.open(store_url)
     assert "orch-ci-secret" not in store.url
     bad = "postgresql+psycopg://orch:s3cret@127.0.0.1:1/x"

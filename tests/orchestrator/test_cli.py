@@ -21,6 +21,15 @@ def orch(*args, cwd=None):
     )
 
 
+def strict_json(text: str):
+    """JSON as the standard has it: NaN and Infinity are not JSON."""
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def one_error_line(result, code=2):
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr
@@ -188,7 +197,7 @@ def test_fit_end_to_end_on_a_store(tmp_path):
     )
     result = orch(*args)
     assert result.returncode == 0, result.stderr
-    payload = json.loads(result.stdout)
+    payload = strict_json(result.stdout)
     assert {(f["objective"], f["reference"]) for f in payload["fits"]} == {
         ("jepa_good", "dino"),
         ("ntp", "dino"),
@@ -243,3 +252,15 @@ def test_an_old_store_is_refused_until_db_upgrade_upgrades_it(tmp_path):
     assert status.returncode == 0 and json.loads(status.stdout)["sweeps"][0]["name"] == "first"
     again = orch("--store", url, "db", "upgrade")
     assert again.stderr.strip() == f"store {url} is already at schema {SCHEMA_VERSION}"
+
+
+def test_fit_json_is_standard_json_when_a_score_is_infinite(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url)
+    # Two fitted sizes: only the power law fits, and it has no backtest and no finite AICc.
+    args = ("--store", url, "fit", "--min-samples", "4640K", "--out", str(tmp_path / "r"), "--json")
+    result = orch(*args)
+    assert result.returncode == 0, result.stderr
+    fits = strict_json(result.stdout)["fits"]
+    assert {f["law"] for f in fits} == {"power"}
+    assert all(f["backtest"]["power"] == {"backtest": None, "aicc": None} for f in fits)
