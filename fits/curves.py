@@ -2,8 +2,9 @@
 score its held-out cells and earlier forecasts, and compute the bands the plots draw.
 
 A curve is (objective, model, metric, reference, eval set). Its points are the seeds' values at
-each samples-seen value: by default each trial's final checkpoint (one run per data size, as the
-sweep designs it); `points="all"` uses every checkpoint (for constant-learning-rate designs).
+each samples-seen value: each trial's final checkpoint (`points="final"`: one run per data size),
+or every checkpoint (`points="all"`: one constant-learning-rate run per seed, whose checkpoints
+the seed bootstrap resamples as whole runs); `fits.run` resolves `auto` from the sweep file.
 """
 
 from dataclasses import replace
