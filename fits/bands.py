@@ -1,33 +1,21 @@
-"""Confidence and prediction bands by the delta method, computed here rather than by lmfit (whose
-`dely_predicted` is wrong for weighted fits), and forecasts scored against what was measured.
+"""Forecasts with confidence and prediction bands read off a curve's law mixture (`Ensemble`),
+and held-out cells scored against them.
 
-CI (mean curve): f(S) +- q sqrt(g' C g), g = df/dtheta at S, C the fit's covariance.
-PI (a new k-seed mean): f(S) +- q sqrt(g' C g + sigma_seed^2 / k).
-q is Student's t at the seed-noise degrees of freedom (normal when those are unknown).
+CI (mean curve): the mixture's percentiles at S.
+PI (a new k-seed mean): the same draws plus the noise of a k-seed mean, sigma_seed / sqrt(k)
+times Student's t at the seed-noise degrees of freedom. Both stay inside the metric's range.
 """
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from fits.fit import NEAR_ASYMPTOTE, CurvePoints, FitResult
-from fits.laws import LAWS
-from fits.level import LEVEL, Z, quantile
+from fits.ensemble import Ensemble
+from fits.level import LEVEL, tails
 
-__all__ = ["Forecast", "forecast", "gradient", "score_holdout", "within_noise"]
+__all__ = ["NEAR_ASYMPTOTE", "Forecast", "covered", "forecast", "intervals", "score_holdout"]
 
-
-def gradient(fit: FitResult, samples: np.ndarray) -> np.ndarray:
-    """(n, p) derivatives of the fitted law with respect to its parameters (central differences)."""
-    function = LAWS[fit.law].function
-    samples = np.atleast_1d(np.asarray(samples, dtype=float))
-    columns = []
-    for name in fit.params:
-        step = 1e-6 * max(abs(fit.values[name]), 1e-3)
-        up = dict(fit.values, **{name: fit.values[name] + step})
-        down = dict(fit.values, **{name: fit.values[name] - step})
-        columns.append((function(samples, **up) - function(samples, **down)) / (2 * step))
-    return np.column_stack(columns)
+NEAR_ASYMPTOTE = 0.9  # a prediction within 10% of (ceiling - lowest fitted level) of the ceiling
 
 
 @dataclass(frozen=True)
@@ -37,60 +25,86 @@ class Forecast:
     prediction: float
     ci: tuple[float, float]
     pi: tuple[float, float]
-    sigma_mean: float  # sd of the fitted mean curve at S
+    sigma_mean: float  # sd of the mixture's mean curve at S
     sigma_pred: float  # sd of a k-seed mean at S: sqrt(sigma_mean^2 + sigma_seed^2 / k)
     extrapolation: float  # S / largest fitted S (1 inside the range)
     flags: tuple[str, ...]
+    weights: dict[str, float] = field(default_factory=dict)  # the laws behind this forecast
+    withheld: bool = False  # only unbounded laws reach this far: no headline number
 
     def as_dict(self) -> dict:
-        """The keys `orch fit --json` shows for a forecast."""
-        keys = ("samples", "seeds", "prediction", "ci", "pi", "extrapolation", "flags")
-        return {key: value for key, value in asdict(self).items() if key in keys}
+        """The keys `orch fit --json` shows for a forecast (a withheld prediction is null)."""
+        return {
+            "samples": self.samples,
+            "seeds": self.seeds,
+            "prediction": None if self.withheld else self.prediction,
+            "ci": self.ci,
+            "pi": self.pi,
+            "extrapolation": self.extrapolation,
+            "weights": self.weights,
+            "flags": list(self.flags),
+        }
 
 
-def forecast(
-    fit: FitResult, points: CurvePoints, samples: float, seeds: int = 3, level: float = LEVEL
-) -> Forecast:
-    """The fitted mean at S with a CI, and a PI for the mean of `seeds` new seeds."""
-    g = gradient(fit, np.array([samples]))[0]
-    variance = float(g @ fit.covariance @ g)
-    sigma_mean = float(np.sqrt(max(variance, 0.0)))
-    seed_sd = points.sigma_seed if np.isfinite(points.sigma_seed) else 0.0
-    sigma_pred = float(np.sqrt(sigma_mean**2 + seed_sd**2 / seeds))
-    q = quantile(level, points.pooled_df)
-    prediction = float(fit.predict(samples))
-    low, high = fit.samples_range
+def intervals(
+    curves: np.ndarray, sigma_seed: float, dof: int, seeds: int, span, level: float = LEVEL
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(CI, PI) from (D,) draws of the mean curve at one point: the CI their percentiles, the PI
+    theirs after adding the noise of a `seeds`-seed mean (Student's t at `dof`), both in `span`."""
+    rng = np.random.default_rng(0)
+    t = rng.standard_t(dof, curves.shape) if dof > 0 else rng.standard_normal(curves.shape)
+    noisy = np.clip(curves + sigma_seed / np.sqrt(seeds) * t, *span)
+    ci, pi = np.percentile(curves, tails(level)), np.percentile(noisy, tails(level))
+    return (float(ci[0]), float(ci[1])), (float(pi[0]), float(pi[1]))
+
+
+def forecast(ensemble: Ensemble, samples: float, seeds: int = 3, level: float = LEVEL) -> Forecast:
+    """The mixture's mean at S with a CI, and a PI for the mean of `seeds` new seeds."""
+    members, unbounded = ensemble.usable(samples)
+    curves = ensemble.curve_draws([samples], members)[:, 0]
+    ci, pi = intervals(curves, ensemble.sigma_seed, ensemble.dof, seeds, ensemble.span, level)
+    prediction = float(ensemble.predict(samples, members))
+    sigma_mean = float(curves.std())
+    low, high = ensemble.samples_range
     extrapolation = (
         float(samples / high) if samples > high else float(low / samples) if samples < low else 1.0
     )
-    flags = list(fit.flags)
+    flags = []
     if extrapolation > 1:
         flags.append(f"EXTRAPOLATED:{extrapolation:.3g}x")
-    if "a_inf" in fit.values:
-        ceiling, floor = fit.values["a_inf"], float(points.mean.min())
-        if ceiling > floor and (prediction - floor) / (ceiling - floor) > NEAR_ASYMPTOTE:
-            flags.append("NEAR_ASYMPTOTE")
+    if unbounded:
+        flags.append("UNBOUNDED_LAW")
+    if ensemble.method != "parametric":
+        flags.append(ensemble.method.upper())
+    heaviest = max(members, key=lambda m: m.weight).fit
+    ceiling = heaviest.values.get("a_inf", heaviest.values.get("hi"))
+    floor = float(heaviest.predict(low))
+    if ceiling is not None and ceiling > floor and (prediction - floor) / (ceiling - floor) > NEAR_ASYMPTOTE:
+        flags.append("NEAR_ASYMPTOTE")
+    total = sum(m.weight for m in members)
     return Forecast(
         samples=float(samples),
         seeds=seeds,
         prediction=prediction,
-        ci=(prediction - q * sigma_mean, prediction + q * sigma_mean),
-        pi=(prediction - q * sigma_pred, prediction + q * sigma_pred),
+        ci=ci,
+        pi=pi,
         sigma_mean=sigma_mean,
-        sigma_pred=sigma_pred,
+        sigma_pred=float(np.sqrt(sigma_mean**2 + ensemble.sigma_seed**2 / seeds)),
         extrapolation=extrapolation,
         flags=tuple(flags),
+        weights={m.fit.law: m.weight / total for m in members},
+        withheld=unbounded,
     )
 
 
 def score_holdout(prediction: Forecast, observed_mean: float) -> float:
-    """z = (observed mean - prediction) / sqrt(sigma_pred^2 + sigma_seed^2 / k); |z| <= Z is
-    within seed noise (sigma_pred here already holds the k-seed term)."""
+    """z = (observed mean - prediction) / sigma_pred, the held-out cell's distance in the units
+    of its own prediction spread (which holds the k-seed term)."""
     if prediction.sigma_pred <= 0:
         return float("inf") if observed_mean != prediction.prediction else 0.0
     return float((observed_mean - prediction.prediction) / prediction.sigma_pred)
 
 
-def within_noise(z: float) -> bool:
-    """Whether a held-out cell's z lies inside the two-sided band at LEVEL."""
-    return abs(z) <= Z
+def covered(prediction: Forecast, observed_mean: float) -> bool:
+    """Whether a measured k-seed mean falls inside the forecast's PI."""
+    return prediction.pi[0] <= observed_mean <= prediction.pi[1]

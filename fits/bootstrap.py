@@ -1,17 +1,18 @@
-"""Seed bootstrap for the default law, vectorised: resample each point's seeds, refit every
-replicate at once by variable projection (`laws.variable_projection`), and read bands off the
-refits' percentiles."""
+"""Seed bootstrap for every law, vectorised: resample whole runs (or each point's seeds), refit
+all the resampled curves at once with the batched solver (`fits.solve`), started at the point
+fit. The refits replace the parametric draws of a curve's `Ensemble`, so tables, plots and gaps
+show the same bootstrap bands."""
 
 import numpy as np
 
-from fits.fit import CurvePoints
-from fits.laws import S_REF, saturating, variable_projection
-from fits.level import LEVEL, tails
+from fits.fit import CurvePoints, FitResult, point_weights
+from fits.laws import LAWS
+from fits.solve import least_squares
 
-__all__ = ["bootstrap_band", "bootstrap_gap", "bootstrap_saturating"]
+__all__ = ["bootstrap_refits", "resampled_means"]
 
 
-def _resampled_means(points: CurvePoints, draws: int, rng: np.random.Generator) -> np.ndarray:
+def resampled_means(points: CurvePoints, draws: int, rng: np.random.Generator) -> np.ndarray:
     """(draws, m) seed means after resampling with replacement: whole runs when the points are
     checkpoints of the same runs (they are correlated), else each point's replicates.
 
@@ -32,37 +33,24 @@ def _resampled_means(points: CurvePoints, draws: int, rng: np.random.Generator) 
     return np.column_stack(columns)
 
 
-def bootstrap_saturating(points: CurvePoints, draws: int = 1000, seed: int = 0) -> np.ndarray:
-    """(draws, 3) refits (a_inf, b, alpha) of the saturating law to seed-resampled curves."""
-    rng = np.random.default_rng(seed)
-    return variable_projection(points.samples, _resampled_means(points, draws, rng), 1.0 / points.sigma**2)
-
-
-def bootstrap_band(
-    refits: np.ndarray, samples: float, sigma_seed: float, seeds: int, level: float = LEVEL, seed: int = 0
-) -> tuple[tuple[float, float], tuple[float, float]]:
-    """(CI, PI) at S from the refits' percentiles; the PI adds the noise of a `seeds`-seed mean."""
-    rng = np.random.default_rng(seed)
-    predictions = saturating(samples, refits[:, 0], refits[:, 1], refits[:, 2])
-    noisy = predictions + rng.normal(0, sigma_seed / np.sqrt(seeds), predictions.shape)
-    ci, pi = np.percentile(predictions, tails(level)), np.percentile(noisy, tails(level))
-    return (float(ci[0]), float(ci[1])), (float(pi[0]), float(pi[1]))
-
-
-def bootstrap_gap(
-    points_a: CurvePoints, points_b: CurvePoints, samples_b: float, draws: int = 1000, level: float = LEVEL
-) -> tuple[tuple[float, float] | None, float]:
-    """Percentile interval of R = S_B / N_A* over paired seed-bootstrap refits of both curves,
-    and the share of draws where A's refit never reaches B's level (those have no R)."""
-    a = bootstrap_saturating(points_a, draws, seed=1)
-    b = bootstrap_saturating(points_b, draws, seed=2)
-    target = saturating(samples_b, b[:, 0], b[:, 1], b[:, 2])
-    reachable = (target < a[:, 0]) & (a[:, 1] > 0)
-    # Invert a_inf - b (N / S_REF)^-alpha = target for N.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        needed = S_REF * ((a[:, 0] - target) / a[:, 1]) ** (-1 / a[:, 2])
-    ratios = samples_b / needed[reachable]
-    if ratios.size < draws / 2:
-        return None, float(1 - reachable.mean())
-    low, high = np.percentile(ratios, tails(level))
-    return (float(low), float(high)), float(1 - reachable.mean())
+def bootstrap_refits(
+    points: CurvePoints, fits: dict[str, FitResult], draws: int = 1000, seed: int = 0
+) -> dict[str, np.ndarray]:
+    """Law -> (draws, p) refits to the same seed-resampled curves (paired across laws)."""
+    means = resampled_means(points, draws, np.random.default_rng(seed))
+    refits = {}
+    for name, fit in fits.items():
+        start = np.array([[fit.values[p] for p in fit.params]])
+        lower = np.array([fit.bounds[p][0] for p in fit.params])
+        upper = np.array([fit.bounds[p][1] for p in fit.params])
+        solution = least_squares(
+            LAWS[name].function,
+            points.samples,
+            means,
+            point_weights(points),
+            np.repeat(start, draws, 0),
+            lower,
+            upper,
+        )
+        refits[name] = solution.theta
+    return refits

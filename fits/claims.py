@@ -4,8 +4,7 @@ single checkpoints, each with the caveats that apply."""
 import numpy as np
 import pandas as pd
 
-from fits.bootstrap import bootstrap_gap
-from fits.gaps import Gap, invert, sample_gap
+from fits.gaps import Gap, default_target, observed_crossing, sample_gap
 from fits.results import CurveFit, FitOptions, GapEstimate
 
 __all__ = ["gap_estimates", "published_gaps"]
@@ -34,7 +33,7 @@ def gap_estimates(
     recipes: dict[str, dict],
     options: FitOptions,
 ) -> list[GapEstimate]:
-    """R = S_B / N_A* for every (model, reference) both objectives were fitted on."""
+    """R = N_B* / N_A* for every (model, reference) both objectives were measured on."""
     faster, _, slower = spec.partition(":")
     differing = _differing(recipes, faster, slower)
     observed_b = chosen[
@@ -47,21 +46,15 @@ def gap_estimates(
         curve_b = _find(curves, slower, key["model"], key["reference"])
         if curve_a is None:
             continue
-        found = _gap(curve_a, curve_b, group, options)
-        if found is None:
-            continue
-        gap, samples_b = found
+        gap = _gap(curve_a, curve_b, group, options)
         flags = gap.flags + ([f"RECIPES_DIFFER:{','.join(differing)}"] if differing else [])
         flags.append("SAMPLES_NOT_FLOPS")
         if curve_a.random_init is not None and gap.target <= curve_a.random_init:
             flags.append("TARGET_AT_OR_BELOW_A_RANDOM_INIT")
-        both_saturating = curve_b is not None and curve_a.fit.law == curve_b.fit.law == "saturating"
-        if options.bootstrap and gap.ratio is not None and both_saturating:
-            gap.interval, unreachable = bootstrap_gap(
-                curve_a.points, curve_b.points, samples_b, options.bootstrap
-            )
-            share = f":{unreachable:.0%}_unreachable" if unreachable else ""
-            flags.append(f"BOOTSTRAP:{options.bootstrap}{share}")
+        if options.bootstrap:
+            flags.append(f"BOOTSTRAP:{options.bootstrap}")
+        if not gap.identifiable:
+            flags.append("NOT_IDENTIFIABLE")
         known = gap.ratio is not None and faster in per_sample and slower in per_sample
         out.append(
             GapEstimate(
@@ -72,7 +65,10 @@ def gap_estimates(
                 samples_b=gap.samples_b,
                 samples_a=gap.samples_a,
                 ratio=gap.ratio,
-                interval=gap.interval,
+                ci=gap.interval,
+                identifiable=gap.identifiable,
+                reasons=gap.reasons,
+                bound=gap.bound,
                 flops_ratio=gap.ratio * per_sample[slower] / per_sample[faster] if known else None,
                 ratio_curve=_ratio_curve(curve_a, curve_b) if curve_b is not None else [],
                 flags=flags,
@@ -81,34 +77,32 @@ def gap_estimates(
     return out
 
 
-def _gap(
-    curve_a: CurveFit, curve_b: CurveFit | None, group: pd.DataFrame, options: FitOptions
-) -> tuple[Gap, float] | None:
-    """The gap at B's target level, and B's samples; None when B never reaches `--at-alignment`."""
+def _gap(curve_a: CurveFit, curve_b: CurveFit | None, group: pd.DataFrame, options: FitOptions) -> Gap:
+    """The gap at `--at-alignment`, at B's level at `--gap-at`, or at the default target."""
     if curve_b is None:  # too few points for a law: B is its last checkpoint, observed
         last = group[group.samples_seen == group.samples_seen.max()].value
-        samples_b = float(group.samples_seen.max())
         error = float(last.std(ddof=1) / np.sqrt(len(last))) if len(last) > 1 else 0.0
-        gap = sample_gap(curve_a.fit, None, samples_b, observed_b=float(last.mean()), observed_sigma_b=error)
-        return gap, samples_b
-    if options.at_alignment is not None:
-        samples_b = invert(curve_b.fit, options.at_alignment)
-        if samples_b is None:
-            return None
-    else:
-        samples_b = float(options.gap_at or curve_b.points.samples.max())
-    return sample_gap(curve_a.fit, curve_b.fit, samples_b), samples_b
+        return sample_gap(
+            curve_a.ensemble, None, float(last.mean()), float(group.samples_seen.max()), target_sd=error
+        )
+    if options.gap_at is not None:
+        return sample_gap(curve_a.ensemble, curve_b.ensemble, samples_b=float(options.gap_at))
+    return sample_gap(curve_a.ensemble, curve_b.ensemble, target=options.at_alignment)
 
 
 def _ratio_curve(curve_a: CurveFit, curve_b: CurveFit) -> list[dict]:
-    """R at alignment levels both fits reach inside B's observed range (differs by level when the
-    exponents differ)."""
-    low, high = curve_b.fit.samples_range
+    """R at seven levels both mixtures reach inside their observed ranges (R differs by level
+    when the exponents differ); empty when the ranges of levels do not overlap."""
+    a, b = curve_a.ensemble, curve_b.ensemble
+    low = max(float(e.predict(e.samples_range[0])) for e in (a, b))
+    high = default_target(a, b)
+    if high <= low:
+        return []
     rows = []
-    for samples_b in np.geomspace(low, high, 7):
-        gap = sample_gap(curve_a.fit, curve_b.fit, float(samples_b))
-        if gap.ratio is not None:
-            rows.append({"target": gap.target, "samples_b": float(samples_b), "ratio": gap.ratio})
+    for target in np.linspace(low, high, 9)[1:-1]:
+        (where_a, n_a), (where_b, n_b) = observed_crossing(a, target), observed_crossing(b, target)
+        if where_a == where_b == "inside":
+            rows.append({"target": float(target), "samples_b": n_b, "ratio": n_b / n_a})
     return rows
 
 
@@ -149,10 +143,20 @@ def published_gaps(baselines: pd.DataFrame, spec: str, metric: str) -> list[GapE
                     samples_b=float(b.samples),
                     samples_a=float(a.samples),
                     ratio=float(b.samples / a.samples),
-                    interval=None,
+                    ci=None,
+                    identifiable=False,
+                    reasons=["published single checkpoints: no curve to invert, recipes unknown"],
+                    bound=_published_bound(a.value, b.value, float(b.samples / a.samples)),
                     flops_ratio=None,
                     ratio_curve=[],
                     flags=[*flags, f"SOURCE:{b.source}"],
                 )
             )
     return out
+
+
+def _published_bound(value_a: float, value_b: float, ratio: float) -> dict | None:
+    """A below B's level at S_A means N_A* > S_A: the ratio bounds R from above; above it, from below."""
+    if value_a == value_b:
+        return None
+    return {"side": "<=" if value_a < value_b else ">=", "ratio": ratio}

@@ -7,14 +7,14 @@ or every checkpoint (`points="all"`: one constant-learning-rate run per seed, wh
 the seed bootstrap resamples as whole runs); `fits.run` resolves `auto` from the sweep file.
 """
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 
-from fits.bands import Forecast, forecast, score_holdout, within_noise
-from fits.bootstrap import bootstrap_band, bootstrap_saturating
-from fits.fit import CurvePoints, FitResult, curve_points, select_law
+from fits.backtest import backtest
+from fits.bands import covered, forecast, score_holdout
+from fits.bootstrap import bootstrap_refits
+from fits.ensemble import build_ensemble
+from fits.fit import curve_points, fit_laws, law_weights
 from fits.results import CURVE, CurveFit, EarlierForecast, FitOptions, HeldOutCell
 
 __all__ = ["BAND_POINTS", "fit_group", "score_earlier", "select_points"]
@@ -40,37 +40,41 @@ def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitO
     train = group[~held]
     runs = train.seed.to_numpy() if options.points == "all" else None
     points = curve_points(train.samples_seen.to_numpy(), train.value.to_numpy(), runs=runs)
-    fit, table = select_law(points)
+    huber = options.huber
+    fits = fit_laws(points, options.span, huber)
+    weights = law_weights(fits)
+    refits = bootstrap_refits(points, fits, options.bootstrap) if options.bootstrap else None
+    ensemble = build_ensemble(points, fits, weights, options.span, refits)
     init = frame[(frame.samples_seen == 0) & np.logical_and.reduce([frame[k] == v for k, v in key.items()])]
     targets = sorted({*options.predict, *group[held].samples_seen.astype(float)})
-    bands = _BandMaker(fit, points, options)
-    forecasts = [bands.at(float(s)) for s in targets]
+    seeds = options.seeds_for_forecast
     held_out = []
     for samples, cell in group[held].groupby("samples_seen"):
-        prediction = forecast(fit, points, float(samples), seeds=len(cell))
-        z = score_holdout(prediction, float(cell.value.mean()))
+        prediction = forecast(ensemble, float(samples), seeds=len(cell))
+        observed = float(cell.value.mean())
         held_out.append(
             HeldOutCell(
                 samples=float(samples),
-                observed=float(cell.value.mean()),
+                observed=observed,
                 seeds=len(cell),
                 prediction=prediction.prediction,
                 pi=prediction.pi,
-                z=z,
-                within_seed_noise=within_noise(z),
+                z=score_holdout(prediction, observed),
+                within_seed_noise=covered(prediction, observed),
             )
         )
-    furthest = max([fit.samples_range[1], *targets])
-    grid = np.geomspace(fit.samples_range[0], furthest * 1.05, BAND_POINTS)
+    furthest = max([points.samples[-1], *targets])
+    grid = np.geomspace(points.samples[0], furthest * 1.05, BAND_POINTS)
     return CurveFit(
         key,
         points,
-        fit,
-        table,
+        fits,
+        ensemble,
         float(init.value.mean()) if len(init) else None,
-        forecasts,
+        [forecast(ensemble, float(s), seeds) for s in targets],
         held_out,
-        band=[bands.at(float(s)) for s in grid],
+        backtest=backtest(points, options.span, huber=huber),
+        band=[forecast(ensemble, float(s), seeds) for s in grid],
         chance=_mean_or_none(group.chance),
         null_p95=_mean_or_none(train.null_p95),
     )
@@ -80,23 +84,6 @@ def _mean_or_none(column: pd.Series) -> float | None:
     """The mean of a measurement column that NULL fills where a metric has no such value."""
     known = column.dropna()
     return float(known.mean()) if len(known) else None
-
-
-class _BandMaker:
-    """Forecasts with the curve's one kind of band: the delta method, or the seed bootstrap when
-    asked for and the law is the default one. Forecasts and plots use the same maker."""
-
-    def __init__(self, fit: FitResult, points: CurvePoints, options: FitOptions) -> None:
-        self.fit, self.points, self.seeds = fit, points, options.seeds_for_forecast
-        bootstrap = options.bootstrap and fit.law == "saturating"
-        self.refits = bootstrap_saturating(points, options.bootstrap) if bootstrap else None
-
-    def at(self, samples: float) -> Forecast:
-        delta = forecast(self.fit, self.points, samples, self.seeds)
-        if self.refits is None:
-            return delta
-        ci, pi = bootstrap_band(self.refits, samples, self.points.sigma_seed, delta.seeds)
-        return replace(delta, ci=ci, pi=pi, flags=(*delta.flags, f"BOOTSTRAP:{len(self.refits)}"))
 
 
 def score_earlier(earlier: pd.DataFrame, curves: list[CurveFit]) -> list[EarlierForecast]:

@@ -1,30 +1,34 @@
-"""Fitting one curve: seed means with seed-noise weights, lmfit for the point fit, the law chosen
-by a rolling-origin backtest then small-sample AIC, and a lack-of-fit test against pure error.
+"""Fitting one curve: seed means with seed-noise weights; every law fitted from a grid of starts
+(`fits.solve`), by least squares or Huber's loss on log residuals; Akaike weights over the laws
+(`law_weights`), and a lack-of-fit test against pure error.
 
 Everything takes arrays and returns values; `fit_curve` copies its inputs.
 """
 
 from dataclasses import dataclass, field
 
-import lmfit
 import numpy as np
 from scipy import stats
 
-from fits.laws import LAWS, Law
+from fits.laws import LAWS, Law, Span
+from fits.solve import least_squares, start_grid
 
 __all__ = [
+    "UNIT_SPAN",
     "CurvePoints",
     "FitError",
     "FitResult",
-    "backtest_score",
     "curve_points",
+    "fit_arrays",
     "fit_curve",
+    "fit_laws",
     "lack_of_fit",
-    "select_law",
+    "law_weights",
+    "point_weights",
 ]
 
-NEAR_ASYMPTOTE = 0.9  # a prediction within 10% of (a_inf - lowest mean) of the ceiling
 BOUND_TOLERANCE = 1e-6
+UNIT_SPAN: Span = (0.0, 1.0)  # the range of most alignment metrics
 
 
 class FitError(ValueError):
@@ -45,6 +49,16 @@ class CurvePoints:
     # (runs, m) when every point is a checkpoint of the same runs (one run per seed): the
     # points of a run are correlated, so a bootstrap must resample whole runs. None otherwise.
     run_values: np.ndarray | None = None
+
+    def first(self, count: int) -> "CurvePoints":
+        """The `count` smallest points (what a backtest fits), seed noise re-estimated on them."""
+        groups = self.replicates[:count]
+        samples = np.concatenate([np.full(len(g), s) for g, s in zip(groups, self.samples, strict=False)])
+        runs = None
+        if self.run_values is not None:
+            runs = np.tile(np.arange(len(self.run_values)), count)
+            groups = tuple(self.run_values[:, i] for i in range(count))
+        return curve_points(samples, np.concatenate(groups), runs=runs)
 
 
 def curve_points(samples, values, pool_below: int = 4, allow_nan: bool = False, runs=None) -> CurvePoints:
@@ -106,15 +120,16 @@ class FitResult:
     flags: list[str] = field(default_factory=list)
     lof_p: float | None = None
     samples_range: tuple[float, float] = (0.0, 0.0)
-    starts: dict[str, float] = field(default_factory=dict)
+    starts: int = 0  # how many starts the grid tried
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
-    lmfit_summary: str = ""  # lmfit's own fit report, kept for provenance
+    loss: str = "least_squares"  # or "huber"
 
     def predict(self, samples) -> np.ndarray:
         return LAWS[self.law].function(np.asarray(samples, dtype=float), **self.values)
 
 
-def _weights(points: CurvePoints) -> np.ndarray:
+def point_weights(points: CurvePoints) -> np.ndarray:
+    """1 / the standard error of each seed mean: the least-squares weights of a curve."""
     sigma = points.sigma.copy()
     if not np.isfinite(sigma).all() or (sigma <= 0).any():
         # One seed everywhere: no noise estimate; fall back to equal weights (flagged by callers).
@@ -122,57 +137,91 @@ def _weights(points: CurvePoints) -> np.ndarray:
     return 1.0 / sigma
 
 
-def fit_curve(points: CurvePoints, law: Law | str) -> FitResult:
-    """Weighted least squares of one law to the seed means (lmfit), with flags."""
+@dataclass(frozen=True)
+class ArrayFit:
+    """A law's best fit to weighted means: the values, their covariance and the fit's quality."""
+
+    values: dict[str, float]
+    covariance: np.ndarray
+    residuals: np.ndarray
+    chi_square: float
+    dof: int
+    converged: bool
+    starts: int
+
+
+def fit_arrays(
+    function,
+    names: tuple[str, ...],
+    x: np.ndarray,
+    mean: np.ndarray,
+    weight: np.ndarray,
+    guess: dict[str, float],
+    bounds: dict[str, tuple[float, float]],
+    replicates: tuple[np.ndarray, np.ndarray] | None = None,
+    huber: float | None = None,
+) -> ArrayFit:
+    """Fit `function(x, *names)` to `mean` from every start of a grid and keep the best.
+
+    With `huber`, the loss is Huber's on the log residuals of the `replicates` (x, y): one
+    diverged seed then barely moves the fit. The covariance is the Gauss-Newton one on the
+    weighted means, scaled by max(1, reduced chi-square).
+    """
+    lower = np.array([bounds[n][0] for n in names])
+    upper = np.array([bounds[n][1] for n in names])
+    starts = start_grid({n: guess[n] for n in names}, bounds)
+    if huber and replicates is not None:
+        solution = least_squares(function, replicates[0], replicates[1], 1.0, starts, lower, upper, huber)
+    else:
+        solution = least_squares(function, x, mean, weight, starts, lower, upper)
+    best = int(np.nanargmin(np.where(np.isfinite(solution.loss), solution.loss, np.inf)))
+    theta = solution.theta[best : best + 1]
+    at_best = least_squares(function, x, mean, weight, theta, lower, upper, iterations=0)
+    residuals = (mean - function(x, *theta[0])) * weight
+    chi_square = float(np.sum(residuals**2))
+    dof = len(mean) - len(names)
+    scale = max(1.0, chi_square / dof) if dof > 0 else 1.0
+    jac = at_best.jacobian[0]
+    covariance = np.linalg.pinv(jac.T @ jac) * scale
+    values = {n: float(v) for n, v in zip(names, theta[0], strict=True)}
+    converged = bool(solution.converged[best]) and bool(np.isfinite(covariance).all())
+    return ArrayFit(values, covariance, residuals, chi_square, dof, converged, len(starts))
+
+
+def fit_curve(
+    points: CurvePoints, law: Law | str, span: Span = UNIT_SPAN, huber: float | None = None
+) -> FitResult:
+    """One law's weighted fit to the seed means from a grid of starts, with flags."""
     law = LAWS[law] if isinstance(law, str) else law
     S, y = points.samples.copy(), points.mean.copy()
     n_params = len(law.params)
     if len(S) < n_params:
         raise FitError(f"{law.name} has {n_params} parameters but the curve has {len(S)} points")
-    starts, bounds = law.guess(S, y), law.bounds(S, y)
-    model = lmfit.Model(law.function, independent_vars=["S"])
-    parameters = model.make_params()
-    for name in law.params:
-        low, high = bounds[name]
-        parameters[name].set(value=_inside(starts[name], low, high), min=low, max=high)
-    weights = _weights(points)
-    result = model.fit(y, parameters, S=S, weights=weights, scale_covar=False, nan_policy="raise")
-    values = {name: float(result.params[name].value) for name in law.params}
-    residuals = (y - law.function(S, **values)) * weights
-    chi_square = float(np.sum(residuals**2))
-    dof = len(S) - n_params
-    scale = max(1.0, chi_square / dof) if dof > 0 else 1.0
-    if result.covar is not None:
-        covariance = np.array(result.covar) * scale
-    else:
-        covariance = np.full((n_params, n_params), np.nan)
-    errors = {name: float(np.sqrt(covariance[i, i])) for i, name in enumerate(law.params)}
-    flags = []
-    for name in law.params:
-        low, high = bounds[name]
-        value = values[name]
-        if abs(value - low) <= BOUND_TOLERANCE * max(1, abs(low)) or (
-            np.isfinite(high) and abs(value - high) <= BOUND_TOLERANCE * max(1, abs(high))
-        ):
-            flags.append(f"BOUND_HIT:{name}")
+    bounds = law.bounds(S, y, span)
+    replicates = (np.repeat(S, points.seeds), np.concatenate(points.replicates))
+    found = fit_arrays(
+        law.function, law.params, S, y, point_weights(points), law.guess(S, y), bounds, replicates, huber
+    )
+    errors = {name: float(np.sqrt(max(found.covariance[i, i], 0.0))) for i, name in enumerate(law.params)}
+    flags = [f"BOUND_HIT:{name}" for name in law.params if _at_bound(found.values[name], bounds[name])]
     if len(S) == 1:
         flags.append("ONE_POINT")
     fit = FitResult(
         law=law.name,
-        values=values,
+        values=found.values,
         errors=errors,
-        covariance=covariance,
+        covariance=found.covariance,
         params=law.params,
-        residuals=residuals,
-        chi_square=chi_square,
-        dof=dof,
-        aicc=_aicc(chi_square, len(S), n_params),
-        success=bool(result.success) and np.isfinite(covariance).all(),
+        residuals=found.residuals,
+        chi_square=found.chi_square,
+        dof=found.dof,
+        aicc=_aicc(found.chi_square, len(S), n_params),
+        success=found.converged,
         flags=flags,
         samples_range=(float(S.min()), float(S.max())),
-        starts=starts,
+        starts=found.starts,
         bounds=bounds,
-        lmfit_summary=result.fit_report(),
+        loss="huber" if huber else "least_squares",
     )
     fit.lof_p = lack_of_fit(points, fit)
     if fit.lof_p is not None and fit.lof_p < 0.05:
@@ -180,12 +229,11 @@ def fit_curve(points: CurvePoints, law: Law | str) -> FitResult:
     return fit
 
 
-def _inside(start: float, low: float, high: float) -> float:
-    """The start moved just inside its bounds: lmfit's bound transform has zero slope at a
-    bound, so a parameter started there never moves."""
-    span = (high - low) if np.isfinite(high) else max(abs(low), abs(start), 1.0)
-    margin = 1e-3 * span
-    return float(np.clip(start, low + margin, high - margin if np.isfinite(high) else np.inf))
+def _at_bound(value: float, bound: tuple[float, float]) -> bool:
+    low, high = bound
+    return abs(value - low) <= BOUND_TOLERANCE * max(1, abs(low)) or (
+        np.isfinite(high) and abs(value - high) <= BOUND_TOLERANCE * max(1, abs(high))
+    )
 
 
 def _aicc(chi_square: float, n: int, k: int) -> float:
@@ -211,49 +259,31 @@ def lack_of_fit(points: CurvePoints, fit: FitResult) -> float | None:
     return float(stats.f.sf(f_statistic, df_lof, df_pe))
 
 
-def _subset(points: CurvePoints, count: int) -> CurvePoints:
-    groups = points.replicates[:count]
-    return curve_points(
-        np.concatenate([np.full(len(g), s) for g, s in zip(groups, points.samples[:count], strict=True)]),
-        np.concatenate(groups),
-    )
-
-
-def backtest_score(points: CurvePoints, law: Law | str) -> float:
-    """Rolling origin: fit the smallest sizes, predict the next, for every origin that leaves a
-    parameter's worth of spare points; mean squared error in seed-noise units (inf if none)."""
-    law = LAWS[law] if isinstance(law, str) else law
-    errors = []
-    for count in range(len(law.params) + 1, len(points.samples)):
+def fit_laws(points: CurvePoints, span: Span = UNIT_SPAN, huber: float | None = None) -> dict[str, FitResult]:
+    """Every law that can be fitted to the curve (too few points for a law: left out)."""
+    fits = {}
+    for name in LAWS:
         try:
-            fit = fit_curve(_subset(points, count), law)
-        except (FitError, ValueError):
+            fits[name] = fit_curve(points, name, span, huber)
+        except FitError:
             continue
-        predicted = float(fit.predict(points.samples[count]))
-        sigma = points.sigma[count] if np.isfinite(points.sigma[count]) else 1.0
-        errors.append(((points.mean[count] - predicted) / sigma) ** 2)
-    return float(np.mean(errors)) if errors else float("inf")
-
-
-def select_law(
-    points: CurvePoints, names: tuple[str, ...] = tuple(LAWS)
-) -> tuple[FitResult, dict[str, dict]]:
-    """The law with the best backtest (ties and untestable curves: lowest AICc), and the scores."""
-    table: dict[str, dict] = {}
-    fits: dict[str, FitResult] = {}
-    for name in names:
-        try:
-            fits[name] = fit_curve(points, name)
-        except (FitError, ValueError):
-            continue
-        table[name] = {"backtest": backtest_score(points, name), "aicc": fits[name].aicc}
     if not fits:
         raise FitError(f"no law could be fitted to {len(points.samples)} points")
-    best = min(fits, key=lambda name: (round(table[name]["backtest"], 6), table[name]["aicc"]))
-    chosen = fits[best]
-    takeoff = not LAWS[best].takeoff and any(
-        LAWS[name].takeoff and table[name]["aicc"] + 2 < table[best]["aicc"] for name in fits
-    )
-    if takeoff:
-        chosen.flags.append("TAKEOFF_NOT_MODELLED")
-    return chosen, table
+    return fits
+
+
+def law_weights(fits: dict[str, FitResult]) -> dict[str, float]:
+    """Akaike weights exp(-dAICc / 2), normalised, over the laws that converged. When no law has
+    a finite AICc (too few points), the converged laws with the fewest parameters share it."""
+    usable = {name: fit for name, fit in fits.items() if fit.success}
+    if not usable:
+        raise FitError("no law converged")
+    finite = {name: fit.aicc for name, fit in usable.items() if np.isfinite(fit.aicc)}
+    if finite:
+        best = min(finite.values())
+        raw = {name: float(np.exp(-(aicc - best) / 2)) for name, aicc in finite.items()}
+    else:
+        fewest = min(len(fit.params) for fit in usable.values())
+        raw = {name: 1.0 for name, fit in usable.items() if len(fit.params) == fewest}
+    total = sum(raw.values())
+    return {name: raw.get(name, 0.0) / total for name in fits}

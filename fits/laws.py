@@ -1,9 +1,10 @@
 """Functional forms of alignment a(S) against samples seen S. Plain functions whose signatures
-name their parameters (lmfit reads them), each with a starting guess and default bounds.
+name their parameters, each with a starting guess and bounds inside the metric's range.
 
 Small runs start with a take-off: flat near the random-init level, then a rise. `logistic`
-(in log S) and `broken` cover it; `saturating` and `power` only describe the rise itself, so the
-backtest in `fits.fit` chooses between them and a fit never spans a take-off silently.
+(in log S) and `broken` cover it; `saturating` and `power` only describe the rise itself. No one
+form is chosen: `fits.ensemble` weighs them all. `power` and `broken` have no ceiling
+(`bounded=False`): they may describe the data but never forecast far past it on their own.
 """
 
 from collections.abc import Callable
@@ -14,18 +15,22 @@ import numpy as np
 __all__ = [
     "ALPHA_RANGE",
     "LAWS",
+    "N_REF",
     "S_REF",
     "Law",
+    "Span",
     "broken",
+    "joint",
     "logistic",
     "power",
     "saturating",
-    "variable_projection",
 ]
 
+N_REF = 1e8  # parameters, the model-size scale of the joint law
 S_REF = 1e6  # samples; a fixed scale so that b and a are alignment units, never a free parameter
 ALPHA_RANGE = (0.01, 2.0)  # the exponent of `saturating` and `power`
-ALPHA_GRID = np.geomspace(*ALPHA_RANGE, 241)  # where variable projection looks for alpha
+
+Span = tuple[float, float]  # the metric's range: every law's values stay inside it
 
 
 def saturating(S, a_inf, b, alpha):
@@ -51,76 +56,49 @@ def broken(S, a, alpha1, alpha2, log10_break):
     return a * 10 ** np.where(x < xb, alpha1 * (x - xb), alpha2 * (x - xb))
 
 
+def joint(X, e, a, beta, b, alpha):
+    """a(N, S) = e - a (N / N_REF)^-beta - b (S / S_REF)^-alpha over model size N (X[..., 0])
+    and samples S (X[..., 1]): a ladder fit's additive form (Hoffmann et al. 2022, eq. 10)."""
+    X = np.asarray(X, dtype=float)
+    return e - a * (X[..., 0] / N_REF) ** (-beta) - b * (X[..., 1] / S_REF) ** (-alpha)
+
+
 @dataclass(frozen=True)
 class Law:
     name: str
     function: Callable[..., np.ndarray]
     guess: Callable[[np.ndarray, np.ndarray], dict[str, float]]
-    bounds: Callable[[np.ndarray, np.ndarray], dict[str, tuple[float, float]]]
-    takeoff: bool  # whether the form can describe a flat start
+    bounds: Callable[[np.ndarray, np.ndarray, Span], dict[str, tuple[float, float]]]
+    bounded: bool  # whether the form has a ceiling inside the metric's range
 
     @property
     def params(self) -> tuple[str, ...]:
         return tuple(self.function.__code__.co_varnames[1 : self.function.__code__.co_argcount])
 
 
-def _saturating_bounds(S: np.ndarray, y: np.ndarray) -> dict[str, tuple[float, float]]:
-    # a_inf between the highest observed mean and 1; b >= 0; alpha in ALPHA_RANGE
-    return {"a_inf": (float(np.max(y)), 1.0), "b": (0.0, np.inf), "alpha": ALPHA_RANGE}
-
-
-def _bounded_linear(y: np.ndarray, x: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted least squares of y ~ a_inf - b x with b >= 0 and a_inf in [max y, 1].
-
-    y (B, 1, m) against x (G, m) or (B, 1, m): returns a_inf, b of the broadcast shape (B, G).
-    """
-    sw = weight.sum()
-    sx, sxx = (x * weight).sum(-1), (x * x * weight).sum(-1)
-    sy, sxy = (y * weight).sum(-1), (y * x * weight).sum(-1)
-    det = sw * sxx - sx**2
-    a = (sy * sxx - sx * sxy) / det
-    b = (sy * sx - sw * sxy) / det
-    negative = b < 0  # then b = 0 and a_inf is the weighted mean
-    a = np.where(negative, sy / sw, a)
-    b = np.where(negative, 0.0, b)
-    clipped = np.clip(a, y.max(axis=-1), 1.0)  # then refit b for the clipped a_inf
-    b = np.where(clipped != a, np.maximum((clipped * sx - sxy) / sxx, 0.0), b)
-    return clipped, b
-
-
-def variable_projection(S: np.ndarray, y: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """(B, 3) saturating fits (a_inf, b, alpha) of B curves y (B, m) at samples S (m,).
-
-    For each alpha on ALPHA_GRID, a_inf and b in closed form (weighted, within their bounds);
-    then one parabolic step in log alpha through the best grid point and its neighbours.
-    Vectorised over curves: the seed bootstrap refits a thousand at once.
-    """
-    y = np.atleast_2d(y)[:, None, :]  # (B, 1, m)
-    x = (S[None, :] / S_REF) ** (-ALPHA_GRID[:, None])  # (G, m)
-    a, b = _bounded_linear(y, x, weight)  # (B, G)
-    loss = (((a[..., None] - b[..., None] * x) - y) ** 2 * weight).sum(-1)  # (B, G)
-    best = np.clip(loss.argmin(axis=1), 1, len(ALPHA_GRID) - 2)
-    rows = np.arange(len(best))
-    l0, l1, l2 = loss[rows, best - 1], loss[rows, best], loss[rows, best + 1]
-    curvature = l0 - 2 * l1 + l2
-    shift = np.where(curvature > 0, 0.5 * (l0 - l2) / np.where(curvature > 0, curvature, 1.0), 0.0)
-    step = np.log(ALPHA_GRID[1] / ALPHA_GRID[0])
-    alpha = np.clip(ALPHA_GRID[best] * np.exp(np.clip(shift, -1, 1) * step), *ALPHA_RANGE)
-    x_best = (S[None, :] / S_REF) ** (-alpha[:, None])  # (B, m)
-    a_best, b_best = _bounded_linear(y[:, 0, :], x_best, weight)
-    return np.column_stack([a_best, b_best, alpha])
-
-
 def _saturating_guess(S: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """The unweighted variable-projection fit."""
-    a_inf, b, alpha = variable_projection(S, y, np.ones_like(y))[0]
-    return {"a_inf": float(a_inf), "b": float(b), "alpha": float(alpha)}
+    """A ceiling a little above the data, b and alpha from the first and last points."""
+    rise = max(float(y.max() - y.min()), 1e-3)
+    a_inf = float(y.max()) + 0.5 * rise
+    alpha = 0.3
+    b = (a_inf - float(y[0])) * (S[0] / S_REF) ** alpha
+    return {"a_inf": a_inf, "b": max(b, 1e-6), "alpha": alpha}
+
+
+def _saturating_bounds(S: np.ndarray, y: np.ndarray, span: Span) -> dict[str, tuple[float, float]]:
+    # a_inf above the lowest mean (an increasing law's ceiling is above every point, give or
+    # take noise) and inside the metric's range; b >= 0; alpha in ALPHA_RANGE
+    return {"a_inf": (float(np.min(y)), span[1]), "b": (0.0, np.inf), "alpha": ALPHA_RANGE}
 
 
 def _power_guess(S: np.ndarray, y: np.ndarray) -> dict[str, float]:
     positive = np.maximum(y, 1e-6)
     slope, intercept = np.polyfit(np.log(S / S_REF), np.log(positive), 1)
     return {"a": float(np.exp(intercept)), "alpha": float(np.clip(slope, *ALPHA_RANGE))}
+
+
+def _power_bounds(S: np.ndarray, y: np.ndarray, span: Span) -> dict[str, tuple[float, float]]:
+    return {"a": (1e-9, span[1]), "alpha": ALPHA_RANGE}
 
 
 def _logistic_guess(S: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -133,11 +111,11 @@ def _logistic_guess(S: np.ndarray, y: np.ndarray) -> dict[str, float]:
     }
 
 
-def _logistic_bounds(S: np.ndarray, y: np.ndarray) -> dict[str, tuple[float, float]]:
+def _logistic_bounds(S: np.ndarray, y: np.ndarray, span: Span) -> dict[str, tuple[float, float]]:
     logs = np.log10(S)
     return {
-        "lo": (-1.0, float(np.max(y))),
-        "hi": (float(np.min(y)), 1.0),
+        "lo": (span[0], float(np.max(y))),
+        "hi": (float(np.min(y)), span[1]),
         "log10_mid": (float(logs.min()) - 2, float(logs.max()) + 2),
         "width": (0.02, 5.0),
     }
@@ -153,10 +131,10 @@ def _broken_guess(S: np.ndarray, y: np.ndarray) -> dict[str, float]:
     }
 
 
-def _broken_bounds(S: np.ndarray, y: np.ndarray) -> dict[str, tuple[float, float]]:
+def _broken_bounds(S: np.ndarray, y: np.ndarray, span: Span) -> dict[str, tuple[float, float]]:
     logs = np.log10(S)
     return {
-        "a": (1e-6, 1.0),
+        "a": (1e-6, span[1]),
         "alpha1": (0.0, 2.0),
         "alpha2": (0.0, 2.0),
         "log10_break": (float(logs.min()), float(logs.max())),
@@ -164,10 +142,8 @@ def _broken_bounds(S: np.ndarray, y: np.ndarray) -> dict[str, tuple[float, float
 
 
 LAWS: dict[str, Law] = {
-    "saturating": Law("saturating", saturating, _saturating_guess, _saturating_bounds, takeoff=False),
-    "power": Law(
-        "power", power, _power_guess, lambda S, y: {"a": (1e-9, 1.0), "alpha": ALPHA_RANGE}, takeoff=False
-    ),
-    "logistic": Law("logistic", logistic, _logistic_guess, _logistic_bounds, takeoff=True),
-    "broken": Law("broken", broken, _broken_guess, _broken_bounds, takeoff=True),
+    "saturating": Law("saturating", saturating, _saturating_guess, _saturating_bounds, bounded=True),
+    "power": Law("power", power, _power_guess, _power_bounds, bounded=False),
+    "logistic": Law("logistic", logistic, _logistic_guess, _logistic_bounds, bounded=True),
+    "broken": Law("broken", broken, _broken_guess, _broken_bounds, bounded=False),
 }

@@ -5,7 +5,6 @@ import json
 import time
 from dataclasses import asdict
 
-import lmfit
 import numpy as np
 import pandas as pd
 import yaml
@@ -14,12 +13,15 @@ from db import Store
 from fits.results import CurveFit, FitRun, GapEstimate
 from orchestrator.errors import SpecError
 from orchestrator.spec import Spec, TrialConfig, parse_spec
+from orchestrator.spec.catalog import METRICS, parse_metric
 
 __all__ = [
     "flops_per_sample",
     "load_baselines",
     "load_earlier_forecasts",
     "load_measurements",
+    "metric_span",
+    "model_sizes",
     "recipes",
     "save_fit_run",
     "sweep_spec",
@@ -37,6 +39,17 @@ def load_measurements(store: Store, sweep: str, metric: str, reference: str | No
         is_final=frame.samples_seen == frame.budget_samples, held_out=frame.held_out.astype(bool)
     )
     return frame.reset_index(drop=True)
+
+
+def metric_span(metric: str) -> tuple[float, float]:
+    """The range the metric's values live in (a layer suffix, '/layer2', names the same metric)."""
+    return METRICS[parse_metric(metric.split("/")[0]).name].range
+
+
+def model_sizes(frame: pd.DataFrame) -> dict[str, float]:
+    """Model name -> parameter count, where the trials recorded one."""
+    known = frame.dropna(subset=["n_params"])
+    return {str(model): float(group.n_params.median()) for model, group in known.groupby("model")}
 
 
 def recipes(store: Store, sweep: str) -> dict[str, dict]:
@@ -79,15 +92,21 @@ def save_fit_run(store: Store, run: FitRun) -> None:
 
 
 def _fit_row(run: FitRun, curve: CurveFit, now: float) -> dict:
+    """The heaviest law's row; the provenance holds every law, its weight and its starts."""
     fit = curve.fit
     provenance = {
+        "weights": curve.ensemble.weights,
+        "bands": curve.ensemble.method,
+        "laws": {
+            name: {"values": f.values, "errors": f.errors, "aicc": f.aicc, "starts": f.starts, "loss": f.loss}
+            for name, f in curve.fits.items()
+        },
         "bounds": {k: list(v) for k, v in fit.bounds.items()},
-        "starts": fit.starts,
         "points": run.options.points,
         "min_samples": run.options.min_samples,
         "holdout": sorted({h.samples for h in curve.held_out}),
-        "backtest": curve.backtest,
-        "versions": {"lmfit": lmfit.__version__, "numpy": np.__version__},
+        "backtest": [asdict(cell) for cell in curve.backtest],
+        "versions": {"numpy": np.__version__},
     }
     params = {"values": fit.values, "errors": fit.errors, "covariance": fit.covariance.tolist()}
     return {
@@ -124,7 +143,7 @@ def _forecast_rows(sweep: str, curve: CurveFit, now: float) -> list[dict]:
 def _gap_rows(sweep: str, gap: GapEstimate, now: float) -> list[dict]:
     """The gap on the samples axis and, where FLOPs are known, on the FLOPs axis."""
     base = {k: getattr(gap, k) for k in ("faster", "slower", "model", "metric", "reference", "target")}
-    low, high = gap.interval or (None, None)
+    low, high = gap.ci or (None, None)
     rows = [{"ratio": gap.ratio, "ratio_low": low, "ratio_high": high, "axis": "samples"}]
     if gap.flops_ratio is not None:
         scale = gap.flops_ratio / gap.ratio
@@ -132,4 +151,6 @@ def _gap_rows(sweep: str, gap: GapEstimate, now: float) -> list[dict]:
         rows.append(
             {"ratio": gap.flops_ratio, "ratio_low": scaled[0], "ratio_high": scaled[1], "axis": "flops"}
         )
-    return [{"sweep": sweep, **base, **row, "flags": json.dumps(gap.flags), "created": now} for row in rows]
+    bound = [f"BOUND:{gap.bound['side']}{gap.bound['ratio']:.6g}"] if gap.bound else []
+    flags = json.dumps([*gap.flags, *bound])
+    return [{"sweep": sweep, **base, **row, "flags": flags, "created": now} for row in rows]

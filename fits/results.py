@@ -3,8 +3,12 @@ bands; gaps; earlier forecasts scored. The report draws these and never refits."
 
 from dataclasses import asdict, dataclass, field, replace
 
+from fits.backtest import BacktestCell, backtest_table
 from fits.bands import Forecast
+from fits.ensemble import Ensemble
 from fits.fit import CurvePoints, FitResult
+from fits.joint import JointFit
+from fits.laws import Span
 
 __all__ = [
     "CURVE",
@@ -29,7 +33,9 @@ class FitOptions:
     metric: str = "mutual_knn@10"
     reference: str | None = None
     min_samples: int | None = None
-    bootstrap: int = 0  # seed-bootstrap refits for the bands of saturating fits (0: delta method)
+    bootstrap: int = 0  # seed-bootstrap refits of every law behind the bands (0: parametric draws)
+    huber: float | None = None  # Huber's delta on log residuals: one diverged seed barely moves a fit
+    span: Span = (0.0, 1.0)  # the metric's range, from the metric registry
     out_dir: str = "reports"
     points: str = "auto"  # final | all | auto: the sweep's design (all for constant-lr runs)
     holdout_above: int | None = None  # checkpoints past this are held out; default: the sweep's
@@ -71,11 +77,12 @@ class HeldOutCell:
 class CurveFit:
     key: dict  # CURVE -> value
     points: CurvePoints
-    fit: FitResult
-    backtest: dict
+    fits: dict[str, FitResult]  # every law that could be fitted
+    ensemble: Ensemble  # the weighted laws with their draws
     random_init: float | None
     forecasts: list[Forecast]
     held_out: list[HeldOutCell]
+    backtest: list[BacktestCell] = field(default_factory=list)
     band: list[Forecast] = field(default_factory=list)  # the CI and PI drawn on the plot
     chance: float | None = None  # the metric's expected value for unrelated features
     null_p95: float | None = None  # 95th percentile of the permutation null, over the points
@@ -84,16 +91,29 @@ class CurveFit:
     def name(self) -> str:
         return f"{self.key['objective']} {self.key['model']} vs {self.key['reference']}"
 
+    @property
+    def fit(self) -> FitResult:
+        """The law with the largest weight (the mixture is what forecasts)."""
+        return self.ensemble.heaviest
+
     def as_dict(self) -> dict:
         points = self.points
         return {
             **self.key,
             "law": self.fit.law,
-            "params": self.fit.values,
-            "errors": self.fit.errors,
-            "flags": self.fit.flags,
-            "lack_of_fit_p": self.fit.lof_p,
-            "backtest": self.backtest,
+            "weights": self.ensemble.weights,
+            "bands": self.ensemble.method,
+            "laws": {
+                name: {
+                    "params": fit.values,
+                    "errors": fit.errors,
+                    "aicc": fit.aicc,
+                    "lack_of_fit_p": fit.lof_p,
+                    "loss": fit.loss,
+                    "flags": fit.flags,
+                }
+                for name, fit in self.fits.items()
+            },
             "random_init": self.random_init,
             "chance": self.chance,
             "null_p95": self.null_p95,
@@ -104,12 +124,14 @@ class CurveFit:
             ],
             "forecasts": [f.as_dict() for f in self.forecasts],
             "held_out": [asdict(h) for h in self.held_out],
+            "backtest": [asdict(c) for c in self.backtest],
         }
 
 
 @dataclass
 class GapEstimate:
-    """How many fewer samples `faster` needs to reach the alignment `slower` reaches at samples_b."""
+    """How many fewer samples `faster` needs to reach the alignment `slower` reaches: a ratio
+    with its CI where the data identify it, else the reasons and the bound they give."""
 
     faster: str
     slower: str
@@ -118,10 +140,13 @@ class GapEstimate:
     reference: str
     eval_set: str
     target: float
-    samples_b: float
+    samples_b: float | None
     samples_a: float | None
     ratio: float | None
-    interval: tuple[float, float] | None
+    ci: tuple[float, float] | None
+    identifiable: bool
+    reasons: list[str]
+    bound: dict | None
     flops_ratio: float | None
     ratio_curve: list[dict]
     flags: list[str]
@@ -161,6 +186,7 @@ class FitRun:
     curves: list[CurveFit] = field(default_factory=list)
     gaps: list[GapEstimate] = field(default_factory=list)
     earlier: list[EarlierForecast] = field(default_factory=list)
+    joint: list[tuple[dict, JointFit]] = field(default_factory=list)  # (curve key less model, fit)
     skipped: list[str] = field(default_factory=list)
     report_path: str = ""
 
@@ -173,6 +199,10 @@ class FitRun:
             "fraction": within / len(cells) if cells else None,
         }
 
+    def backtest(self) -> list[dict]:
+        """Error and PI coverage against extrapolation ratio, over every curve's backtests."""
+        return backtest_table([cell for curve in self.curves for cell in curve.backtest])
+
     def as_dict(self) -> dict:
         return {
             "sweep": self.sweep,
@@ -180,6 +210,8 @@ class FitRun:
             "fits": [c.as_dict() for c in self.curves],
             "gaps": [g.as_dict() for g in self.gaps],
             "calibration": self.calibration(),
+            "backtest": self.backtest(),
+            "joint": [{**key, **fit.as_dict()} for key, fit in self.joint],
             "earlier_forecasts": [asdict(e) for e in self.earlier],
             "skipped": self.skipped,
             "report": self.report_path,

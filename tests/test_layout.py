@@ -28,7 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "orchestrator.features": {"orchestrator.alignment", "orchestrator.errors"},
     "orchestrator.baselines": {"orchestrator.spec", "orchestrator.errors"},
-    "fits.math": set(),  # laws, fit, bands, gaps, bootstrap, level: arrays in, arrays out
+    "fits.math": set(),  # FITS_MATH: arrays in, arrays out
     "fits.results": {"fits.math"},
     "fits.curves": {"fits.math", "fits.results"},
     "fits.claims": {"fits.math", "fits.results"},
@@ -39,7 +39,19 @@ ALLOWED: dict[str, set[str]] = {
     "orchestrator": {"orchestrator.cli"},  # the package and `python -m orchestrator`
 }
 MAX_LINES = 350  # one idea a module: about 300 lines
-FITS_MATH = ("fits.laws", "fits.fit", "fits.bands", "fits.gaps", "fits.bootstrap", "fits.level")
+FITS_MATH = (
+    "fits.laws",
+    "fits.solve",
+    "fits.fit",
+    "fits.ensemble",
+    "fits.bands",
+    "fits.backtest",
+    "fits.gaps",
+    "fits.joint",
+    "fits.bootstrap",
+    "fits.level",
+    "fits.planted",  # the procedure on planted truths, for bench/fits.py and the tests
+)
 
 
 def module_name(path: Path) -> str:

@@ -3,6 +3,7 @@ The CLI renders the same sections as text, with the same cell formatter."""
 
 from pathlib import Path
 
+from fits.ensemble import UNBOUNDED_REACH
 from fits.level import LEVEL
 from fits.results import FitRun, GapEstimate
 from orchestrator.render import cell
@@ -23,19 +24,20 @@ def sections(run: FitRun) -> list[tuple[str, list[str], list[list]]]:
     fits = [
         [
             c.name,
-            c.fit.law,
-            " ".join(f"{k}={v:.4g}±{c.fit.errors[k]:.2g}" for k, v in c.fit.values.items()),
-            c.random_init,
-            c.fit.lof_p,
-            " ".join(c.fit.flags) or "-",
+            f"{name} ({c.ensemble.weights.get(name, 0):.0%})",
+            " ".join(f"{k}={v:.4g}±{fit.errors[k]:.2g}" for k, v in fit.values.items()),
+            fit.aicc,
+            fit.lof_p,
+            " ".join(fit.flags) or "-",
         ]
         for c in run.curves
+        for name, fit in sorted(c.fits.items(), key=lambda item: -c.ensemble.weights.get(item[0], 0))
     ]
     forecasts = [
         [
             c.name,
             _samples(f.samples),
-            f.prediction,
+            "withheld" if f.withheld else f.prediction,
             _interval(f.ci),
             _interval(f.pi),
             f"{f.extrapolation:.3g}x",
@@ -62,12 +64,33 @@ def sections(run: FitRun) -> list[tuple[str, list[str], list[list]]]:
             f"{g.model} vs {g.reference}",
             g.target,
             _samples(g.samples_a) if g.samples_a else "-",
-            _samples(g.samples_b),
+            _samples(g.samples_b) if g.samples_b else "-",
             _ratio(g),
-            f"{g.flops_ratio:.3g}x" if g.flops_ratio else "-",
+            f"{g.flops_ratio:.3g}x" if g.flops_ratio and g.identifiable else "-",
+            "; ".join(g.reasons) or "-",
             " ".join(g.flags),
         ]
         for g in run.gaps
+    ]
+    backtests = [
+        [
+            f"{row['ratio']}x",
+            row["curves"],
+            row["median_abs_error"],
+            row["median_rel_error"],
+            row["rms_z"],
+            f"{row['coverage']:.0%}",
+        ]
+        for row in run.backtest()
+    ]
+    joint = [
+        [
+            f"{key['objective']} vs {key['reference']}",
+            " ".join(f"{k}={v:.4g}±{fit.errors[k]:.2g}" for k, v in fit.values.items()),
+            f"{fit.held_out_size:.3g}",
+            f"{sum(c.covered for c in fit.cells)} of {len(fit.cells)}",
+        ]
+        for key, fit in run.joint
     ]
     earlier = [
         [
@@ -83,7 +106,7 @@ def sections(run: FitRun) -> list[tuple[str, list[str], list[list]]]:
     return [
         (
             f"Fits ({run.options.metric})",
-            ["curve", "law", "parameters", "random_init", "lof_p", "flags"],
+            ["curve", "law (weight)", "parameters", "AICc", "lof_p", "flags"],
             fits,
         ),
         (
@@ -92,18 +115,42 @@ def sections(run: FitRun) -> list[tuple[str, list[str], list[list]]]:
             forecasts,
         ),
         ("Held-out cells", ["curve", "S", "observed", "predicted", "z", "within noise"], held),
-        ("Sample gaps", ["A:B", "curve", "a*", "N_A*", "S_B", "R (samples)", "R (FLOPs)", "flags"], gaps),
+        (
+            "Sample gaps",
+            [
+                "A:B",
+                "curve",
+                "a*",
+                "N_A*",
+                "N_B*",
+                "R (samples)",
+                "R (FLOPs)",
+                "not identifiable because",
+                "flags",
+            ],
+            gaps,
+        ),
+        (
+            "Backtests: fit on S <= S_max / k, forecast S_max",
+            ["k", "curves", "median |error|", "median rel. error", "rms z", f"{LEVEL:.0%} PI coverage"],
+            backtests,
+        ),
+        (
+            "Joint law a(N, S): fitted on the smaller models, forecasting the largest",
+            ["curves", "parameters", "held-out N", "inside the PI"],
+            joint,
+        ),
         ("Earlier forecasts", ["curve", "S", "forecast", f"{LEVEL:.0%} PI", "observed", "verdict"], earlier),
     ]
 
 
 def _ratio(gap: GapEstimate) -> str:
-    if gap.ratio is None:
-        return "-"
-    if gap.interval is None:
-        return f"{gap.ratio:.3g}x [no interval]"
-    low, high = gap.interval
-    return f"{gap.ratio:.3g}x [{low:.3g}, {high:.3g}]"
+    """The headline only where the data identify it; else the bound, or 'not identifiable'."""
+    if gap.identifiable:
+        return f"{gap.ratio:.3g}x [{gap.ci[0]:.3g}, {gap.ci[1]:.3g}]"
+    if gap.bound:
+        return f"not identifiable; R {gap.bound['side']} {gap.bound['ratio']:.3g}x"
+    return "not identifiable"
 
 
 def calibration_line(run: FitRun) -> str | None:
@@ -128,7 +175,9 @@ def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
         "",
         f"Store: `{run.store}`. Metric: `{run.options.metric}`. Points: {run.options.design}; "
         f"bands are {LEVEL:.0%}, "
-        "the PI is for a 3-seed mean. Flags say where a number should not be trusted.",
+        "the PI is for a 3-seed mean. Every forecast averages the laws by their Akaike weights "
+        "(the fits table gives each weight); laws without a ceiling forecast at most "
+        f"{UNBOUNDED_REACH:g}x past their data. Flags say where a number should not be trusted.",
         "",
     ]
     for title, headers, rows in sections(run):

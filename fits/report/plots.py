@@ -32,7 +32,7 @@ def _save(figure: plt.Figure, out: Path, stem: str) -> list[Path]:
 
 
 def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
-    points, fit = curve.points, curve.fit
+    points = curve.points
     label = curve.key["objective"]
     for samples, values in zip(points.samples, points.replicates, strict=True):
         axes.scatter(np.full(len(values), samples), values, s=8, alpha=0.25, color=colour)
@@ -45,9 +45,9 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
         color=colour,
         ms=4,
         capsize=2,
-        label=f"{label} ({fit.law})",
+        label=f"{label} (seed sd; {_weights(curve)})",
     )
-    high = fit.samples_range[1]
+    high = points.samples[-1]
     grid = np.array([b.samples for b in curve.band])
     for name, shade in (("pi", 0.08), ("ci", 0.2)):
         low_edge = [getattr(b, name)[0] for b in curve.band]
@@ -55,9 +55,10 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
         axes.fill_between(
             grid, low_edge, high_edge, color=colour, alpha=shade, label=f"{label} {LEVEL:.0%} {name.upper()}"
         )
+    mixture = np.array([b.prediction for b in curve.band])
     inside = grid <= high
-    axes.plot(grid[inside], fit.predict(grid[inside]), "-", color=colour)
-    axes.plot(grid[~inside], fit.predict(grid[~inside]), "--", color=colour)
+    axes.plot(grid[inside], mixture[inside], "-", color=colour)
+    axes.plot(grid[~inside], mixture[~inside], "--", color=colour)
     for held in curve.held_out:
         axes.scatter(
             [held.samples], [held.observed], s=50, facecolors="none", edgecolors=colour, linewidths=1.5
@@ -66,6 +67,12 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
         axes.axhline(curve.random_init, color=colour, ls=":", lw=1)
     if curve.null_p95 is not None:
         axes.axhline(curve.null_p95, color=colour, ls="-.", lw=0.8, alpha=0.6)
+
+
+def _weights(curve: CurveFit) -> str:
+    """The law weights, heaviest first, for the legend."""
+    ranked = sorted(curve.ensemble.weights.items(), key=lambda item: -item[1])
+    return " ".join(f"{name} {weight:.0%}" for name, weight in ranked if weight >= 0.005)
 
 
 def _scaling_plot(run: FitRun, model: str, reference: str, baselines: pd.DataFrame, out: Path) -> list[Path]:
@@ -145,8 +152,8 @@ def _residual_plot(run: FitRun, out: Path) -> list[Path]:
 def _gap_plot(run: FitRun, out: Path) -> list[Path]:
     paths = []
     for index, gap in enumerate(run.gaps):
-        if gap.interval is None:
-            continue
+        if not gap.identifiable:
+            continue  # the report says why in words; a plot would draw a number it lacks
         figure, axes = plt.subplots(figsize=(7, 4))
         for curve in run.curves:
             if curve.key["objective"] in (gap.faster, gap.slower) and (
@@ -154,12 +161,10 @@ def _gap_plot(run: FitRun, out: Path) -> list[Path]:
                 curve.key["reference"],
             ) == (gap.model, gap.reference):
                 colour = COLOURS.get(curve.key["objective"], "tab:gray")
-                grid = np.geomspace(
-                    min(curve.fit.samples_range[0], gap.samples_a) / 2,
-                    max(curve.fit.samples_range[1], gap.samples_b) * 2,
-                    120,
-                )
-                axes.plot(grid, curve.fit.predict(grid), color=colour, label=curve.key["objective"])
+                grid = np.array([b.samples for b in curve.band])
+                inside = grid <= curve.points.samples[-1]
+                mixture = np.array([b.prediction for b in curve.band])
+                axes.plot(grid[inside], mixture[inside], color=colour, label=curve.key["objective"])
                 axes.errorbar(
                     curve.points.samples,
                     curve.points.mean,
@@ -169,7 +174,7 @@ def _gap_plot(run: FitRun, out: Path) -> list[Path]:
                     ms=3,
                 )
         axes.axhline(gap.target, color="k", ls=":", lw=1, label="a*")
-        low, high = gap.interval
+        low, high = gap.ci
         samples_a = gap.samples_a
         axes.errorbar(
             [samples_a],
@@ -200,8 +205,8 @@ def _calibration_plot(run: FitRun, out: Path) -> list[Path]:
     axes.hist(zs, bins=np.linspace(-5, 5, 21), color="tab:gray")
     for z in (-Z, Z):
         axes.axvline(z, color="k", ls="--", lw=0.8)
-    within = float(np.mean(np.abs(zs) <= Z))
-    axes.set_title(f"held-out z: {within:.0%} within seed noise ({LEVEL:.0%} expected)")
+    within = np.mean([h.within_seed_noise for c in run.curves for h in c.held_out])
+    axes.set_title(f"held-out z (n={zs.size}): {within:.0%} inside the {LEVEL:.0%} PI")
     axes.set_xlabel("z = (observed - forecast) / sigma_pred")
     return _save(figure, out, "calibration")
 

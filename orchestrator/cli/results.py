@@ -98,7 +98,21 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
 @click.option("--metric", default="mutual_knn@10", show_default=True)
 @click.option("--reference", default=None, help="Reference to fit (default: every one).")
 @click.option("--min-samples", type=SizeParam(), default=None, help="Leave out S below this.")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=0, help="Seed-bootstrap refits for bands.")
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(min=0),
+    default=0,
+    help="Seed-bootstrap refits of every law (whole runs resampled) for bands and gaps; 0: parametric.",
+)
+@click.option(
+    "--huber", is_flag=True, help="Huber's loss on log residuals: one diverged seed barely moves a fit."
+)
+@click.option(
+    "--huber-delta",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Huber's delta in log units (implies --huber; default 0.01).",
+)
 @click.option(
     "--points",
     type=click.Choice(["auto", "final", "all"]),
@@ -126,6 +140,7 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
     from fits.fit import FitError
     from fits.results import FitOptions
     from fits.run import run_fit
+    from fits.solve import HUBER_DELTA
 
     url = store_url(ctx)
     if not store_exists(url):
@@ -139,7 +154,9 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
     elif sweep_name not in names:
         raise InputError(f"sweep {sweep_name!r} is not in {store.url} (sweeps: {', '.join(names)})")
     try:
-        result = run_fit(store, sweep_name, FitOptions(**options))
+        huber, delta = options.pop("huber"), options.pop("huber_delta")
+        huber = delta or (HUBER_DELTA if huber else None)
+        result = run_fit(store, sweep_name, FitOptions(**options, huber=huber))
     except FitError as error:
         raise InputError(str(error)) from None
     if as_json:

@@ -15,7 +15,7 @@ def test_the_planted_gap_is_inside_its_interval(simulated, curves):
     per_sample, recipe = flops_per_sample(frame), recipes(store, "sim")
     (gap,) = gap_estimates(list(curves.values()), "jepa_good:ntp", chosen, per_sample, recipe, BOOTSTRAP)
     assert (gap.faster, gap.slower, gap.reference) == ("jepa_good", "ntp", "dino")
-    assert gap.interval[0] <= PLANTED_GAP <= gap.interval[1]
+    assert gap.identifiable and gap.ci[0] <= PLANTED_GAP <= gap.ci[1]
     assert gap.flops_ratio == gap.ratio  # both objectives spend the same FLOPs per sample here
     assert "SAMPLES_NOT_FLOPS" in gap.flags and not any(f.startswith("RECIPES_DIFFER") for f in gap.flags)
     assert gap.ratio_curve and all(row["ratio"] > 0 for row in gap.ratio_curve)
@@ -34,6 +34,7 @@ def test_published_checkpoints_give_a_bound_without_an_interval():
         ]
     )
     (gap,) = published_gaps(baselines, "jepa_good:ntp", "mutual_knn@10")
-    assert round(gap.ratio, 1) == 41.7 and gap.interval is None
+    assert round(gap.ratio, 1) == 41.7 and gap.ci is None and not gap.identifiable
+    assert gap.bound == {"side": "<=", "ratio": gap.ratio}
     assert "UPPER_BOUND:A=0.109<a*=0.111" in gap.flags and "SOURCE:paper" in gap.flags
     assert published_gaps(baselines, "jepa_good:ntp", "cka") == []

@@ -4,7 +4,6 @@ import pandas as pd
 import pytest
 
 from fits.curves import BAND_POINTS, score_earlier, select_points
-from fits.level import Z
 from fits.results import FitOptions
 from tests.stores import CHANCE, NULL_P95, SIZES
 
@@ -20,7 +19,7 @@ def test_held_out_cells_are_forecast_and_scored(curves):
     good = curves["jepa_good"]
     (cell,) = good.held_out
     assert (cell.samples, cell.seeds) == (SIZES[-1], 3)
-    assert cell.within_seed_noise == (abs(cell.z) <= Z)
+    assert cell.within_seed_noise == (cell.pi[0] <= cell.observed <= cell.pi[1])
     assert good.random_init == pytest.approx(0.03, abs=0.005)
     assert (good.chance, good.null_p95) == pytest.approx((CHANCE, NULL_P95))
     assert {f.samples for f in good.forecasts} == {900e6, SIZES[-1]}
@@ -28,10 +27,10 @@ def test_held_out_cells_are_forecast_and_scored(curves):
 
 def test_the_drawn_band_is_the_forecasts_own_kind_of_band(curves):
     ntp = curves["ntp"]
-    assert ntp.fit.law == "saturating"  # so --bootstrap applies
+    assert ntp.ensemble.method == "bootstrap:200"  # every law's refits, so the drawn band is too
     assert len(ntp.band) == BAND_POINTS
     assert all("BOOTSTRAP:200" in f.flags for f in [*ntp.forecasts, *ntp.band])
-    assert ntp.band[0].samples == ntp.fit.samples_range[0]
+    assert ntp.band[0].samples == ntp.points.samples[0]
     assert ntp.band[-1].samples == pytest.approx(900e6 * 1.05)
 
 
@@ -43,3 +42,10 @@ def test_earlier_forecasts_are_scored_against_cells_measured_since(curves):
     (scored,) = score_earlier(pd.DataFrame([row, row]), list(curves.values()))
     assert scored.observed == cell.observed
     assert scored.verdict == ("confirmed" if cell.pi[0] <= cell.observed <= cell.pi[1] else "missed")
+
+
+def test_every_curve_is_backtested_and_its_laws_weighed(curves):
+    good = curves["jepa_good"]
+    assert [cell.ratio for cell in good.backtest] == [2, 4]  # 7 trained sizes allow 2x and 4x
+    assert set(good.fits) == {"saturating", "power", "logistic", "broken"}
+    assert sum(good.ensemble.weights.values()) == pytest.approx(1)

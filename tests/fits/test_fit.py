@@ -1,18 +1,17 @@
-"""Fitting one curve: parameters recovered, lack of fit, flags, the law chosen by backtest."""
+"""Fitting one curve: parameters recovered from a grid of starts, lack of fit, flags, weights."""
 
 import numpy as np
 import pytest
 
-from fits.fit import FitError, curve_points, fit_curve, lack_of_fit, select_law
+from fits.fit import FitError, curve_points, fit_curve, fit_laws, lack_of_fit, law_weights
 from fits.laws import logistic, saturating
-from tests.fits.truth import SIGMA, SIZES, TRUTH, simulate
+from tests.fits.truth import SIGMA, SIZES, TRUTH, simulate_fixed
 
 
 def test_saturating_parameters_are_recovered():
-    rng = np.random.default_rng(1)
-    points = curve_points(*simulate(rng))
+    points = simulate_fixed(np.random.default_rng(1))
     fit = fit_curve(points, "saturating")
-    assert fit.success and not [f for f in fit.flags if f.startswith("BOUND_HIT")]
+    assert fit.success and fit.starts > 1 and not [f for f in fit.flags if f.startswith("BOUND_HIT")]
     for name, truth in TRUTH.items():
         assert abs(fit.values[name] - truth) < 3 * fit.errors[name], name
     assert points.sigma_seed == pytest.approx(SIGMA, rel=0.4)
@@ -20,13 +19,14 @@ def test_saturating_parameters_are_recovered():
 
 def test_lack_of_fit_rejects_a_true_law_about_five_percent_of_the_time():
     rng = np.random.default_rng(11)
-    p_values = [fit_curve(curve_points(*simulate(rng)), "saturating").lof_p for _ in range(200)]
+    p_values = [fit_curve(simulate_fixed(rng), "saturating").lof_p for _ in range(200)]
     assert 0.01 <= np.mean(np.array(p_values) < 0.05) <= 0.11
 
 
 def test_inputs_are_copied_and_nan_raises():
     rng = np.random.default_rng(2)
-    samples, values = simulate(rng)
+    samples = np.repeat(SIZES, 3)
+    values = saturating(samples, **TRUTH) + rng.normal(0, SIGMA, samples.size)
     kept = values.copy()
     fit_curve(curve_points(samples, values), "saturating")
     np.testing.assert_array_equal(values, kept)
@@ -40,20 +40,44 @@ def test_flags_for_a_single_point_and_a_bound():
     single = curve_points([1e6, 1e6, 1e6], [0.1, 0.11, 0.09])
     with pytest.raises(FitError, match="parameters"):
         fit_curve(single, "saturating")
-    rng = np.random.default_rng(3)
-    flat = curve_points(*simulate(rng, truth={"a_inf": 0.2, "b": 0.0, "alpha": 0.3}))
+    flat = simulate_fixed(np.random.default_rng(3), {"a_inf": 0.2, "b": 0.0, "alpha": 0.3})
     assert any(flag.startswith("BOUND_HIT") for flag in fit_curve(flat, "saturating").flags)
 
 
-def test_a_logistic_truth_is_not_silently_fitted_with_the_default_law():
-    rng = np.random.default_rng(10)
+def test_a_logistic_truth_gives_the_logistic_law_the_weight():
     truth = {"lo": 0.03, "hi": 0.15, "log10_mid": 6.2, "width": 0.25}
-    points = curve_points(*simulate(rng, law=logistic, truth=truth))
-    default = fit_curve(points, "saturating")
-    chosen, table = select_law(points)
-    assert "LOF_REJECT" in default.flags
-    assert chosen.law == "logistic"
-    assert table["logistic"]["backtest"] < table["saturating"]["backtest"]
+    points = simulate_fixed(np.random.default_rng(10), truth, law=logistic)
+    fits = fit_laws(points)
+    weights = law_weights(fits)
+    assert "LOF_REJECT" in fits["saturating"].flags
+    assert max(weights, key=weights.get) == "logistic" and sum(weights.values()) == pytest.approx(1)
+
+
+def test_weights_fall_to_the_simplest_converged_laws_when_aicc_is_undefined():
+    points = simulate_fixed(np.random.default_rng(4), sizes=SIZES[:3])
+    weights = law_weights(fit_laws(points))
+    assert weights["power"] == 1.0  # two parameters, three points: no AICc for any law
+
+
+def test_huber_keeps_the_fit_where_it_was_when_one_seed_diverges():
+    samples = np.repeat(SIZES, 3)
+    values = saturating(samples, **TRUTH) + np.random.default_rng(5).normal(0, SIGMA, samples.size)
+    clean = fit_curve(curve_points(samples, values), "saturating", huber=1e-2)
+    values[15] *= 0.5
+    moved = fit_curve(curve_points(samples, values), "saturating", huber=1e-2)
+    squares = fit_curve(curve_points(samples, values), "saturating")
+    shift = max(abs(moved.values[p] - clean.values[p]) / clean.errors[p] for p in clean.params)
+    assert shift < 1 and moved.loss == "huber"
+    assert max(abs(squares.values[p] - clean.values[p]) / clean.errors[p] for p in clean.params) > 1
+
+
+def test_the_first_points_of_a_curve_keep_their_runs():
+    samples = np.repeat(SIZES[:6], 3)
+    values = saturating(samples, **TRUTH) + np.random.default_rng(6).normal(0, SIGMA, samples.size)
+    points = curve_points(samples, values, runs=np.tile([0, 1, 2], 6))
+    early = points.first(4)
+    assert list(early.samples) == list(SIZES[:4])
+    np.testing.assert_array_equal(early.run_values, points.run_values[:, :4])
 
 
 def test_lack_of_fit_needs_replicates():

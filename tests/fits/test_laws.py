@@ -1,28 +1,27 @@
-"""Laws: named parameters, one alpha range, and the one variable projection."""
+"""Laws: named parameters, bounds inside the metric's range, and which have a ceiling."""
 
 import numpy as np
-import pytest
 
-from fits.laws import ALPHA_RANGE, LAWS, saturating, variable_projection
+from fits.laws import ALPHA_RANGE, LAWS, joint, saturating
 from tests.fits.truth import SIZES, TRUTH
 
 
-def test_laws_name_their_parameters():
+def test_laws_name_their_parameters_and_say_which_have_a_ceiling():
     assert LAWS["saturating"].params == ("a_inf", "b", "alpha")
     assert LAWS["logistic"].params == ("lo", "hi", "log10_mid", "width")
+    assert {name for name, law in LAWS.items() if law.bounded} == {"saturating", "logistic"}
 
 
-def test_variable_projection_recovers_a_noise_free_law_for_many_curves_at_once():
-    curves = np.stack([saturating(SIZES, **TRUTH), saturating(SIZES, **dict(TRUTH, alpha=0.6))])
-    fitted = variable_projection(SIZES, curves, np.ones(len(SIZES)))
-    assert fitted.shape == (2, 3)
-    assert fitted[0] == pytest.approx([TRUTH["a_inf"], TRUTH["b"], TRUTH["alpha"]], rel=2e-3)
-    assert fitted[1, 2] == pytest.approx(0.6, rel=2e-3)
-
-
-def test_every_exponent_bound_is_the_one_alpha_range():
+def test_bounds_keep_every_ceiling_inside_the_metric_range():
     y = saturating(SIZES, **TRUTH)
-    assert LAWS["saturating"].bounds(SIZES, y)["alpha"] == ALPHA_RANGE
-    assert LAWS["power"].bounds(SIZES, y)["alpha"] == ALPHA_RANGE
-    flat = variable_projection(SIZES, np.full(len(SIZES), 0.1), np.ones(len(SIZES)))[0]
-    assert ALPHA_RANGE[0] <= flat[2] <= ALPHA_RANGE[1]
+    for span in ((0.0, 1.0), (-1.0, 1.0)):
+        bounds = {name: law.bounds(SIZES, y, span) for name, law in LAWS.items()}
+        assert bounds["saturating"]["a_inf"][1] == span[1] and bounds["logistic"]["hi"][1] == span[1]
+        assert bounds["logistic"]["lo"][0] == span[0]
+    assert bounds["saturating"]["alpha"] == ALPHA_RANGE
+
+
+def test_the_joint_law_reduces_to_the_saturating_law_at_one_model_size():
+    where = np.column_stack([np.full(len(SIZES), 1e8), SIZES])
+    values = joint(where, e=0.25, a=0.05, beta=0.3, b=TRUTH["b"], alpha=TRUTH["alpha"])
+    np.testing.assert_allclose(values, saturating(SIZES, **TRUTH))

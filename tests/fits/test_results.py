@@ -36,6 +36,9 @@ def test_the_json_names_every_curve_forecast_and_held_out_cell(curves):
         "ci",
         "pi",
         "extrapolation",
+        "weights",
         "flags",
     }
     assert len(good["points"]) == 7 and good["law"] == curves["jepa_good"].fit.law
+    assert set(good["weights"]) == set(good["laws"]) and good["bands"] == "bootstrap:200"
+    assert {cell["ratio"] for cell in good["backtest"]} == {2, 4}

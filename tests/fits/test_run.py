@@ -14,7 +14,8 @@ def test_a_fit_run_writes_its_rows_and_its_report(tmp_path):
     run = run_fit(store, "sim", options)
     assert {c.key["objective"] for c in run.curves} == {"jepa_good", "ntp"}
     (gap,) = run.gaps
-    assert gap.interval[0] <= PLANTED_GAP <= gap.interval[1]
+    assert gap.ci[0] <= PLANTED_GAP <= gap.ci[1]
+    assert run.backtest()[0]["ratio"] == 2
     assert run.report_path == str(tmp_path / "r" / "sim" / "report.md")
     assert (tmp_path / "r" / "sim" / "scaling_base_dino.svg").exists()
     assert len(store.forecasts_frame("sim")) == sum(len(c.forecasts) for c in run.curves)

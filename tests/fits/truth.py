@@ -1,23 +1,29 @@
-"""Ground truth for the fitting math: curves simulated from known laws with seed noise."""
+"""Ground truth for the fitting math: the planted world of `fits.planted` with one fixed law."""
 
 import numpy as np
 
-from fits.fit import curve_points, fit_curve
-from fits.laws import saturating
+from fits.ensemble import Ensemble, build_ensemble
+from fits.fit import CurvePoints, fit_laws, law_weights
+from fits.planted import SIGMA, SIZES, simulate
 
-SIZES = 145e3 * 2.0 ** np.arange(10)  # 145K .. 74M
+__all__ = ["SIGMA", "SIZES", "TRUTH", "ensemble_of", "planted_pair", "simulate_fixed"]
+
 TRUTH = {"a_inf": 0.2, "b": 0.05, "alpha": 0.3}
-SIGMA = 0.005
 
 
-def simulate(rng, law=saturating, truth=TRUTH, sizes=SIZES, seeds=3, sigma=SIGMA):
-    samples = np.repeat(sizes, seeds)
-    return samples, law(samples, **truth) + rng.normal(0, sigma, samples.size)
+def simulate_fixed(rng: np.random.Generator, truth=TRUTH, sizes=SIZES, **kwargs) -> CurvePoints:
+    return simulate(rng, truth, sizes, **kwargs)
 
 
-def planted_pair(rng, ratio=42.0):
+def ensemble_of(points: CurvePoints) -> Ensemble:
+    """The law mixture `orch fit` would build for these points."""
+    fits = fit_laws(points)
+    return build_ensemble(points, fits, law_weights(fits), (0.0, 1.0))
+
+
+def planted_pair(rng: np.random.Generator, ratio: float = 42.0, sizes=SIZES) -> tuple[Ensemble, Ensemble]:
     """B is A slowed down by `ratio` samples: f_B(S) = f_A(S / ratio)."""
-    truth_b = dict(TRUTH, b=TRUTH["b"] * ratio ** TRUTH["alpha"])
-    a = curve_points(*simulate(rng))
-    b = curve_points(*simulate(rng, truth=truth_b))
-    return fit_curve(a, "saturating"), fit_curve(b, "saturating")
+    slowed = dict(TRUTH, b=TRUTH["b"] * ratio ** TRUTH["alpha"])
+    return ensemble_of(simulate_fixed(rng, sizes=sizes)), ensemble_of(
+        simulate_fixed(rng, slowed, sizes=sizes)
+    )

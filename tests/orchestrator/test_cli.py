@@ -208,7 +208,8 @@ def test_fit_end_to_end_on_a_store(tmp_path):
     assert {f["samples"] for f in good["forecasts"]} == {900e6, 145_000 * 2**7}
     assert payload["calibration"]["held_out_cells"] == 2
     (gap,) = payload["gaps"]
-    assert gap["interval"][0] <= 42 <= gap["interval"][1]
+    assert gap["ci"][0] <= 42 <= gap["ci"][1] and gap["identifiable"]
+    assert set(gap) >= {"ratio", "ci", "identifiable", "reasons", "flags", "bound"}
     assert "SAMPLES_NOT_FLOPS" in gap["flags"]
     report = tmp_path / "reports" / "sim"
     assert (report / "report.md").exists() and (report / "scaling_base_dino.png").exists()
@@ -234,7 +235,8 @@ def test_gap_against_a_single_checkpoint(tmp_path):
     assert [f["objective"] for f in payload["fits"]] == ["jepa_good"]
     (gap,) = payload["gaps"]
     assert "B_SINGLE_CHECKPOINT" in gap["flags"] and gap["samples_b"] == 145_000 * 2**6
-    assert gap["interval"][0] <= 42 <= gap["interval"][1]
+    assert gap["ci"][0] <= 42 <= gap["ci"][1] and gap["identifiable"]
+    assert set(gap) >= {"ratio", "ci", "identifiable", "reasons", "flags", "bound"}
     assert any(line.startswith("ntp/base/") for line in payload["skipped"])
 
 
@@ -257,10 +259,10 @@ def test_an_old_store_is_refused_until_db_upgrade_upgrades_it(tmp_path):
 def test_fit_json_is_standard_json_when_a_score_is_infinite(tmp_path):
     url = f"sqlite:///{tmp_path / 'o.db'}"
     simulated_store(url)
-    # Two fitted sizes: only the power law fits, and it has no backtest and no finite AICc.
+    # Two fitted sizes: only the power law fits, and it has no finite AICc.
     args = ("--store", url, "fit", "--min-samples", "4640K", "--out", str(tmp_path / "r"), "--json")
     result = orch(*args)
     assert result.returncode == 0, result.stderr
     fits = strict_json(result.stdout)["fits"]
     assert {f["law"] for f in fits} == {"power"}
-    assert all(f["backtest"]["power"] == {"backtest": None, "aicc": None} for f in fits)
+    assert all(f["laws"]["power"]["aicc"] is None and f["weights"] == {"power": 1.0} for f in fits)
