@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fits.ensemble import Ensemble
+from fits.laws import LAWS
 from fits.level import LEVEL, tails
 
 __all__ = ["NEAR_ASYMPTOTE", "Forecast", "covered", "forecast", "intervals", "score_holdout"]
@@ -74,10 +75,14 @@ def forecast(ensemble: Ensemble, samples: float, seeds: int = 3, level: float = 
         flags.append(f"EXTRAPOLATED:{extrapolation:.3g}x")
     if unbounded:
         flags.append("UNBOUNDED_LAW")
+    dropped = 1.0 - sum(m.weight for m in members)
+    if dropped >= 0.01:
+        flags.append(f"UNBOUNDED_WEIGHT_DROPPED:{dropped:.0%}")
     if ensemble.method != "parametric":
         flags.append(ensemble.method.upper())
     heaviest = max(members, key=lambda m: m.weight).fit
-    ceiling = heaviest.values.get("a_inf", heaviest.values.get("hi"))
+    level = LAWS[heaviest.law].ceiling
+    ceiling = level(heaviest.values) if level else None
     floor = float(heaviest.predict(low))
     if ceiling is not None and ceiling > floor and (prediction - floor) / (ceiling - floor) > NEAR_ASYMPTOTE:
         flags.append("NEAR_ASYMPTOTE")

@@ -4,7 +4,7 @@ single checkpoints, each with the caveats that apply."""
 import numpy as np
 import pandas as pd
 
-from fits.gaps import Gap, default_target, observed_crossing, sample_gap
+from fits.gaps import Gap, level_overlap, observed_crossing, sample_gap
 from fits.results import CurveFit, FitOptions, GapEstimate
 
 __all__ = ["gap_estimates", "published_gaps"]
@@ -94,8 +94,7 @@ def _ratio_curve(curve_a: CurveFit, curve_b: CurveFit) -> list[dict]:
     """R at seven levels both mixtures reach inside their observed ranges (R differs by level
     when the exponents differ); empty when the ranges of levels do not overlap."""
     a, b = curve_a.ensemble, curve_b.ensemble
-    low = max(float(e.predict(e.samples_range[0])) for e in (a, b))
-    high = default_target(a, b)
+    low, high = level_overlap(a, b)
     if high <= low:
         return []
     rows = []

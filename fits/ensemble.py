@@ -3,9 +3,9 @@ of its parameters: a multivariate t around its fit (the delta method's distribut
 seed-noise degrees of freedom) or seed-bootstrap refits. Bands, forecasts and gaps read the
 mixture of the draws' curves, so the uncertainty of the form enters every interval.
 
-Laws without a ceiling (`Law.bounded` false) take part only up to UNBOUNDED_REACH times the
-largest fitted samples; past it, the bounded laws alone forecast, and where there are none the
-forecast is flagged UNBOUNDED_LAW and withheld.
+Laws without a ceiling (`Law.ceiling` None) take part only up to UNBOUNDED_REACH times the
+largest fitted samples; past it, the bounded laws alone forecast, and where they carry under
+MIN_BOUNDED_WEIGHT the forecast is flagged UNBOUNDED_LAW and withheld.
 """
 
 from dataclasses import dataclass
@@ -17,6 +17,7 @@ from fits.laws import LAWS, Span
 
 __all__ = [
     "DRAWS",
+    "MIN_BOUNDED_WEIGHT",
     "UNBOUNDED_REACH",
     "Ensemble",
     "Member",
@@ -27,6 +28,7 @@ __all__ = [
 
 DRAWS = 4000  # mixture draws behind each band
 UNBOUNDED_REACH = 2.0  # how far past its data an unbounded law may forecast
+MIN_BOUNDED_WEIGHT = 0.05  # past that reach, the laws with a ceiling must carry this much weight
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,15 @@ class Ensemble:
         return max(self.members, key=lambda m: m.weight).fit
 
     def usable(self, samples: float) -> tuple[tuple[Member, ...], bool]:
-        """The members that may forecast at S, and whether only unbounded laws were left."""
+        """The members that may forecast at S, and whether the unbounded laws had to be kept
+        (the laws with a ceiling hold under MIN_BOUNDED_WEIGHT: the data reject them)."""
         weighted = tuple(m for m in self.members if m.weight > 0)
         if samples <= UNBOUNDED_REACH * self.samples_range[1]:
             return weighted, False
-        bounded = tuple(m for m in weighted if LAWS[m.fit.law].bounded)
-        return (bounded, False) if bounded else (weighted, True)
+        bounded = tuple(m for m in weighted if LAWS[m.fit.law].ceiling is not None)
+        if sum(m.weight for m in bounded) >= MIN_BOUNDED_WEIGHT:
+            return bounded, False
+        return weighted, True
 
     def predict(self, samples, members: tuple[Member, ...] | None = None) -> np.ndarray:
         """The weighted mean of the members' fitted curves, inside the metric's range."""

@@ -184,8 +184,9 @@ def fit_arrays(
     jac = at_best.jacobian[0]
     covariance = np.linalg.pinv(jac.T @ jac) * scale
     values = {n: float(v) for n, v in zip(names, theta[0], strict=True)}
-    converged = bool(solution.converged[best]) and bool(np.isfinite(covariance).all())
-    return ArrayFit(values, covariance, residuals, chi_square, dof, converged, len(starts))
+    return ArrayFit(
+        values, covariance, residuals, chi_square, dof, bool(solution.converged[best]), len(starts)
+    )
 
 
 def fit_curve(
@@ -206,6 +207,8 @@ def fit_curve(
     flags = [f"BOUND_HIT:{name}" for name in law.params if _at_bound(found.values[name], bounds[name])]
     if len(S) == 1:
         flags.append("ONE_POINT")
+    if not found.converged:
+        flags.append("NOT_CONVERGED")  # the best of the starts, still moving when the solver stopped
     fit = FitResult(
         law=law.name,
         values=found.values,
@@ -216,7 +219,7 @@ def fit_curve(
         chi_square=found.chi_square,
         dof=found.dof,
         aicc=_aicc(found.chi_square, len(S), n_params),
-        success=found.converged,
+        success=bool(np.isfinite(found.covariance).all() and np.isfinite(found.chi_square)),
         flags=flags,
         samples_range=(float(S.min()), float(S.max())),
         starts=found.starts,
@@ -273,11 +276,12 @@ def fit_laws(points: CurvePoints, span: Span = UNIT_SPAN, huber: float | None = 
 
 
 def law_weights(fits: dict[str, FitResult]) -> dict[str, float]:
-    """Akaike weights exp(-dAICc / 2), normalised, over the laws that converged. When no law has
-    a finite AICc (too few points), the converged laws with the fewest parameters share it."""
+    """Akaike weights exp(-dAICc / 2), normalised, over the laws with a usable fit (finite
+    chi-square and covariance). When no law has a finite AICc (too few points), the usable laws
+    with the fewest parameters share it."""
     usable = {name: fit for name, fit in fits.items() if fit.success}
     if not usable:
-        raise FitError("no law converged")
+        raise FitError("no law gave a usable fit")
     finite = {name: fit.aicc for name, fit in usable.items() if np.isfinite(fit.aicc)}
     if finite:
         best = min(finite.values())

@@ -4,7 +4,7 @@ name their parameters, each with a starting guess and bounds inside the metric's
 Small runs start with a take-off: flat near the random-init level, then a rise. `logistic`
 (in log S) and `broken` cover it; `saturating` and `power` only describe the rise itself. No one
 form is chosen: `fits.ensemble` weighs them all. `power` and `broken` have no ceiling
-(`bounded=False`): they may describe the data but never forecast far past it on their own.
+(`ceiling` None): they may describe the data but never forecast far past it on their own.
 """
 
 from collections.abc import Callable
@@ -43,10 +43,11 @@ def power(S, a, alpha):
     return a * (np.asarray(S, dtype=float) / S_REF) ** alpha
 
 
-def logistic(S, lo, hi, log10_mid, width):
-    """A sigmoid in log10 S from `lo` (random-init level) to `hi`, centred at 10^log10_mid."""
+def logistic(S, lo, rise, log10_mid, width):
+    """A sigmoid in log10 S from `lo` (random-init level) up to lo + rise, centred at
+    10^log10_mid. `rise` >= 0: like every law here, it never falls with more samples."""
     x = (np.log10(np.asarray(S, dtype=float)) - log10_mid) / width
-    return lo + (hi - lo) / (1 + np.exp(-np.clip(x, -50, 50)))
+    return lo + rise / (1 + np.exp(-np.clip(x, -50, 50)))
 
 
 def broken(S, a, alpha1, alpha2, log10_break):
@@ -69,7 +70,7 @@ class Law:
     function: Callable[..., np.ndarray]
     guess: Callable[[np.ndarray, np.ndarray], dict[str, float]]
     bounds: Callable[[np.ndarray, np.ndarray, Span], dict[str, tuple[float, float]]]
-    bounded: bool  # whether the form has a ceiling inside the metric's range
+    ceiling: Callable[[dict[str, float]], float] | None  # the level it tends to; None: no ceiling
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -105,7 +106,7 @@ def _logistic_guess(S: np.ndarray, y: np.ndarray) -> dict[str, float]:
     logs = np.log10(S)
     return {
         "lo": float(np.min(y)),
-        "hi": float(np.max(y)),
+        "rise": float(max(np.max(y) - np.min(y), 1e-6)),
         "log10_mid": float(np.median(logs)),
         "width": float(max((logs.max() - logs.min()) / 4, 0.1)),
     }
@@ -115,7 +116,7 @@ def _logistic_bounds(S: np.ndarray, y: np.ndarray, span: Span) -> dict[str, tupl
     logs = np.log10(S)
     return {
         "lo": (span[0], float(np.max(y))),
-        "hi": (float(np.min(y)), span[1]),
+        "rise": (0.0, span[1] - span[0]),
         "log10_mid": (float(logs.min()) - 2, float(logs.max()) + 2),
         "width": (0.02, 5.0),
     }
@@ -142,8 +143,8 @@ def _broken_bounds(S: np.ndarray, y: np.ndarray, span: Span) -> dict[str, tuple[
 
 
 LAWS: dict[str, Law] = {
-    "saturating": Law("saturating", saturating, _saturating_guess, _saturating_bounds, bounded=True),
-    "power": Law("power", power, _power_guess, _power_bounds, bounded=False),
-    "logistic": Law("logistic", logistic, _logistic_guess, _logistic_bounds, bounded=True),
-    "broken": Law("broken", broken, _broken_guess, _broken_bounds, bounded=False),
+    "saturating": Law("saturating", saturating, _saturating_guess, _saturating_bounds, lambda v: v["a_inf"]),
+    "power": Law("power", power, _power_guess, _power_bounds, None),
+    "logistic": Law("logistic", logistic, _logistic_guess, _logistic_bounds, lambda v: v["lo"] + v["rise"]),
+    "broken": Law("broken", broken, _broken_guess, _broken_bounds, None),
 }

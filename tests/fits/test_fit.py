@@ -45,7 +45,7 @@ def test_flags_for_a_single_point_and_a_bound():
 
 
 def test_a_logistic_truth_gives_the_logistic_law_the_weight():
-    truth = {"lo": 0.03, "hi": 0.15, "log10_mid": 6.2, "width": 0.25}
+    truth = {"lo": 0.03, "rise": 0.12, "log10_mid": 6.2, "width": 0.25}
     points = simulate_fixed(np.random.default_rng(10), truth, law=logistic)
     fits = fit_laws(points)
     weights = law_weights(fits)

@@ -10,7 +10,7 @@ def test_sections_list_every_fit_forecast_and_held_out_cell(curves):
     run = FitRun("sim", "sqlite:///o.db", FitOptions(), curves=list(curves.values()))
     tables = {title: rows for title, _, rows in sections(run)}
     assert len(tables["Fits (mutual_knn@10)"]) == 8  # every law of both curves, with its weight
-    assert [row[1] for row in tables["Fits (mutual_knn@10)"]][0] == "saturating (100%)"
+    assert tables["Fits (mutual_knn@10)"][0][1] == "saturating (100%)"
     assert len(tables["Forecasts"]) == sum(len(c.forecasts) for c in curves.values())
     assert [row[0] for row in tables["Held-out cells"]] == ["jepa_good base vs dino", "ntp base vs dino"]
     cells = run.calibration()
