@@ -87,21 +87,20 @@ def _mean_or_none(column: pd.Series) -> float | None:
 
 
 def score_earlier(earlier: pd.DataFrame, curves: list[CurveFit]) -> list[EarlierForecast]:
-    """Forecasts stored by earlier fits whose cells have since been measured: confirmed or missed."""
+    """Forecasts stored by earlier fits, scored against what this fit measured since: only
+    cells outside the earlier fit's data (it extrapolated to them) and inside this fit's data
+    (a held-out cell is scored in its own table), and each cell once (the earliest forecast)."""
+    earlier = earlier[earlier.extrapolation > 1].sort_values("created")
     earlier = earlier.drop_duplicates([*CURVE, "samples"], keep="first")
     scored = []
     for row in earlier.itertuples():
         curve = next((c for c in curves if all(getattr(row, k) == c.key[k] for k in CURVE)), None)
         if curve is None:
             continue
-        observed = [h for h in curve.held_out if h.samples == row.samples]
         match = np.isclose(curve.points.samples, row.samples)
-        if observed:
-            value = observed[0].observed
-        elif match.any() and row.extrapolation > 1:
-            value = float(curve.points.mean[match][0])
-        else:
+        if not match.any():
             continue
+        value = float(curve.points.mean[match][0])
         scored.append(
             EarlierForecast(
                 **{k: getattr(row, k) for k in CURVE},

@@ -2,8 +2,10 @@
 earlier forecasts, and writes one fit run (fits, forecasts, gaps) in one transaction."""
 
 import json
+import subprocess
 import time
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,6 +13,7 @@ import yaml
 
 from db import Store
 from fits.results import CurveFit, FitRun, GapEstimate
+from orchestrator import __version__
 from orchestrator.errors import SpecError
 from orchestrator.spec import Spec, TrialConfig, parse_spec
 from orchestrator.spec.catalog import METRICS, parse_metric
@@ -22,6 +25,7 @@ __all__ = [
     "load_measurements",
     "metric_span",
     "model_sizes",
+    "provenance",
     "recipes",
     "save_fit_run",
     "sweep_spec",
@@ -84,9 +88,40 @@ def load_earlier_forecasts(store: Store, sweep: str) -> pd.DataFrame:
     return store.forecasts_frame(sweep)
 
 
-def save_fit_run(store: Store, run: FitRun) -> None:
-    """Every curve's fit with its forecasts, then the gaps, as one transaction."""
-    now = time.time()
+def provenance(store: Store, sweep: str, spec: Spec | None, created: float) -> dict:
+    """What a reader needs to reproduce a fit run: versions, the sweep file, its grid and recipe,
+    the (masked) store, the date."""
+    row = store.find_sweep(sweep) or {}
+    found = {
+        "orch": __version__,
+        "git commit": _git_commit(),
+        "sweep file": row.get("source", "?"),
+        "sweep file sha256": row.get("spec_hash", "?"),
+        "store": store.url,
+        "date (UTC)": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created)),
+    }
+    if spec is not None:
+        trials = spec.trials
+        for axis in ("objective", "model", "data_size", "seed"):
+            found[f"grid: {axis}"] = ", ".join(map(str, sorted({getattr(t, axis) for t in trials})))
+        found["recipe"] = json.dumps(asdict(trials[0].train), sort_keys=True)
+    return found
+
+
+def _git_commit() -> str:
+    """The commit of the working directory's repository, when it is one."""
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path.cwd()
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "none (git not found)"
+    return result.stdout.strip() if result.returncode == 0 else "none (not a git repository)"
+
+
+def save_fit_run(store: Store, run: FitRun, now: float) -> None:
+    """Every curve's fit with its forecasts, then the gaps, as one transaction; every row of the
+    run carries the same `created` time (the run's identity in the store)."""
     fits = [(_fit_row(run, curve, now), _forecast_rows(run.sweep, curve, now)) for curve in run.curves]
     store.write_fit_run(fits, [row for gap in run.gaps for row in _gap_rows(run.sweep, gap, now)])
 

@@ -187,6 +187,9 @@ class FitRun:
     gaps: list[GapEstimate] = field(default_factory=list)
     earlier: list[EarlierForecast] = field(default_factory=list)
     joint: list[tuple[dict, JointFit]] = field(default_factory=list)  # (curve key less model, fit)
+    published: list[GapEstimate] = field(default_factory=list)  # naive gaps between published points
+    provenance: dict = field(default_factory=dict)  # what a reader needs to reproduce the run
+    fit_id: str = ""  # the report folder's name; the store's rows of this run share its time
     skipped: list[str] = field(default_factory=list)
     report_path: str = ""
 
@@ -208,7 +211,10 @@ class FitRun:
             "sweep": self.sweep,
             "store": self.store,
             "fits": [c.as_dict() for c in self.curves],
+            "fit_id": self.fit_id,
             "gaps": [g.as_dict() for g in self.gaps],
+            "published_gaps": [g.as_dict() for g in self.published],
+            "provenance": self.provenance,
             "calibration": self.calibration(),
             "backtest": self.backtest(),
             "joint": [{**key, **fit.as_dict()} for key, fit in self.joint],

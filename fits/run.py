@@ -1,6 +1,7 @@
 """`orch fit`: read the sweep, fit every curve, compute gaps, score earlier forecasts, store the
 fit run and write the report. The math lives in the pure modules; this only puts it in order."""
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from fits.load import (
     load_measurements,
     metric_span,
     model_sizes,
+    provenance,
     recipes,
     save_fit_run,
     sweep_spec,
@@ -44,16 +46,26 @@ def run_fit(store: Store, sweep: str, options: FitOptions) -> FitRun:
             run.skipped.append(f"{'/'.join(map(str, values))}: {error}")
     run.joint, skipped = _joint_fits(run.curves, model_sizes(frame), options)
     run.skipped += skipped
-    baselines = load_baselines(store)
+    baselines = _matching(load_baselines(store), run.curves)
     per_sample, recipe = flops_per_sample(frame), recipes(store, sweep)
-    for spec in options.gaps:
-        run.gaps += gap_estimates(run.curves, spec, chosen, per_sample, recipe, options)
-    for spec in options.gaps:
-        run.gaps += published_gaps(baselines, spec, options.metric)
+    for pair in options.gaps:
+        run.gaps += gap_estimates(run.curves, pair, chosen, per_sample, recipe, options)
+        run.published += published_gaps(baselines, pair, options.metric)
     run.earlier = score_earlier(load_earlier_forecasts(store, sweep), run.curves)
-    save_fit_run(store, run)
+    created = time.time()
+    run.fit_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(created)) + f"-{int(created * 1000) % 1000:03d}"
+    run.provenance = provenance(store, sweep, spec, created) | {"fit id": run.fit_id}
+    save_fit_run(store, run, created)
     run.report_path = str(write_report(run, Path(options.out_dir) / sweep, baselines))
     return run
+
+
+def _matching(baselines, curves: list[CurveFit]):
+    """The published rows measured like some fitted curve: same reference, same eval set."""
+    if baselines.empty:
+        return baselines
+    measured = {(c.key["reference"], c.key["eval_set"]) for c in curves}
+    return baselines[[pair in measured for pair in zip(baselines.reference, baselines.eval_set, strict=True)]]
 
 
 def _joint_fits(

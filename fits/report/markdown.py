@@ -8,7 +8,7 @@ from fits.level import LEVEL
 from fits.results import FitRun, GapEstimate
 from orchestrator.render import cell
 
-__all__ = ["calibration_line", "sections", "write_markdown"]
+__all__ = ["calibration_line", "gap_ratio", "published_section", "sections", "write_markdown"]
 
 
 def _samples(samples: float) -> str:
@@ -65,7 +65,7 @@ def sections(run: FitRun) -> list[tuple[str, list[str], list[list]]]:
             g.target,
             _samples(g.samples_a) if g.samples_a else "-",
             _samples(g.samples_b) if g.samples_b else "-",
-            _ratio(g),
+            gap_ratio(g),
             f"{g.flops_ratio:.3g}x" if g.flops_ratio and g.identifiable else "-",
             "; ".join(g.reasons) or "-",
             " ".join(g.flags),
@@ -144,13 +144,36 @@ def sections(run: FitRun) -> list[tuple[str, list[str], list[list]]]:
     ]
 
 
-def _ratio(gap: GapEstimate) -> str:
+def gap_ratio(gap: GapEstimate) -> str:
     """The headline only where the data identify it; else the bound, or 'not identifiable'."""
     if gap.identifiable:
         return f"{gap.ratio:.3g}x [{gap.ci[0]:.3g}, {gap.ci[1]:.3g}]"
     if gap.bound:
         return f"not identifiable; R {gap.bound['side']} {gap.bound['ratio']:.3g}x"
     return "not identifiable"
+
+
+def published_section(run: FitRun) -> tuple[str, list[str], list[list]] | None:
+    """Naive gaps between published single checkpoints measured like these curves (same
+    reference and eval set): their own table, never mixed with the measured gaps."""
+    if not run.published:
+        return None
+    rows = [
+        [
+            f"{g.faster}:{g.slower}",
+            g.model,
+            f"{g.reference} ({g.eval_set})",
+            g.target,
+            gap_ratio(g),
+            " ".join(g.flags),
+        ]
+        for g in run.published
+    ]
+    return (
+        "Published checkpoints (not measured here)",
+        ["A:B", "models", "reference", "a*", "R", "flags"],
+        rows,
+    )
 
 
 def calibration_line(run: FitRun) -> str | None:
@@ -185,6 +208,9 @@ def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
             lines += [f"## {title}", "", _markdown_table(headers, rows), ""]
     if line := calibration_line(run):
         lines += [line, ""]
+    if published := published_section(run):
+        title, headers, rows = published
+        lines += [f"## {title}", "", _markdown_table(headers, rows), ""]
     lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots if p.suffix == ".png"]
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")

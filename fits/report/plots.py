@@ -1,9 +1,14 @@
 """Scaling plots (PNG and SVG) from fitted results; nothing here refits.
 
-- alignment vs samples per model and reference: seeds as faint dots, means +- sd, the fit solid
-  inside its range and dashed beyond, CI and PI shades, held-out means hollow, the random-init
-  level dotted, published points from the baselines table as stars;
-- residuals in seed-noise units; the gap plot; the calibration plot.
+- alignment vs samples per model and reference: every seed as a dot, means with the seed sd, the
+  law mixture solid inside the data and dashed beyond, the 95% CI filled and the 95% PI hatched,
+  held-out means hollow, each forecast a diamond with its PI, random init, chance and the
+  permutation null as labelled lines, published points (same reference and eval set) as stars,
+  and the flags written under the axes;
+- residuals per curve (colour: objective; marker and line: reference);
+- one figure per gap: the two curves and the crossing when the gap is identifiable, its reasons
+  as a text panel when it is not;
+- the held-out calibration, with its n and the |z| > 5 cells counted at the edges.
 """
 
 from pathlib import Path
@@ -16,11 +21,18 @@ import numpy as np
 import pandas as pd
 
 from fits.level import LEVEL, Z
-from fits.results import CurveFit, FitRun
+from fits.results import CurveFit, FitRun, GapEstimate
 
 __all__ = ["write_plots"]
 
 COLOURS = {"jepa_good": "tab:blue", "jepa_bad": "tab:orange", "ntp": "tab:green"}
+MARKERS = ("o", "s", "^", "v", "D", "P")
+Z_EDGE = 5.0  # calibration cells past |z| = 5 are drawn at the edge and counted
+plt.rcParams["svg.hashsalt"] = "orch"  # stable ids inside the SVGs
+
+
+def _colour(objective: str) -> str:
+    return COLOURS.get(objective, "tab:gray")
 
 
 def _save(figure: plt.Figure, out: Path, stem: str) -> list[Path]:
@@ -32,10 +44,9 @@ def _save(figure: plt.Figure, out: Path, stem: str) -> list[Path]:
 
 
 def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
-    points = curve.points
-    label = curve.key["objective"]
+    points, label = curve.points, curve.key["objective"]
     for samples, values in zip(points.samples, points.replicates, strict=True):
-        axes.scatter(np.full(len(values), samples), values, s=8, alpha=0.25, color=colour)
+        axes.scatter(np.full(len(values), samples), values, s=7, alpha=0.35, color=colour, lw=0)
     spread = points.sigma * np.sqrt(points.seeds)
     axes.errorbar(
         points.samples,
@@ -43,171 +54,234 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
         yerr=spread,
         fmt="o",
         color=colour,
-        ms=4,
+        ms=3.5,
         capsize=2,
-        label=f"{label} (seed sd; {_weights(curve)})",
+        label=f"{label}: mean ± seed sd ({int(points.seeds.max())} seeds)",
     )
-    high = points.samples[-1]
     grid = np.array([b.samples for b in curve.band])
-    for name, shade in (("pi", 0.08), ("ci", 0.2)):
-        low_edge = [getattr(b, name)[0] for b in curve.band]
-        high_edge = [getattr(b, name)[1] for b in curve.band]
-        axes.fill_between(
-            grid, low_edge, high_edge, color=colour, alpha=shade, label=f"{label} {LEVEL:.0%} {name.upper()}"
-        )
+    ci = np.array([b.ci for b in curve.band])
+    pi = np.array([b.pi for b in curve.band])
+    axes.fill_between(
+        grid, ci[:, 0], ci[:, 1], color=colour, alpha=0.25, lw=0, label=f"{label}: {LEVEL:.0%} CI of the mean"
+    )
+    axes.fill_between(
+        grid,
+        pi[:, 0],
+        pi[:, 1],
+        facecolor="none",
+        edgecolor=colour,
+        hatch="////",
+        lw=0.6,
+        alpha=0.6,
+        label=f"{label}: {LEVEL:.0%} PI of a {curve.band[0].seeds}-seed mean",
+    )
     mixture = np.array([b.prediction for b in curve.band])
-    inside = grid <= high
-    axes.plot(grid[inside], mixture[inside], "-", color=colour)
+    inside = grid <= points.samples[-1]
+    weights = " ".join(
+        f"{n} {w:.0%}" for n, w in sorted(curve.ensemble.weights.items(), key=lambda i: -i[1]) if w >= 0.005
+    )
+    axes.plot(grid[inside], mixture[inside], "-", color=colour, label=f"{label}: laws ({weights})")
     axes.plot(grid[~inside], mixture[~inside], "--", color=colour)
     for held in curve.held_out:
-        axes.scatter(
-            [held.samples], [held.observed], s=50, facecolors="none", edgecolors=colour, linewidths=1.5
+        axes.scatter([held.samples], [held.observed], s=45, facecolors="none", edgecolors=colour, lw=1.4)
+    for forecast in curve.forecasts:
+        if forecast.withheld:
+            axes.annotate(
+                "withheld", (forecast.samples, forecast.pi[1]), color=colour, fontsize=6, ha="center"
+            )
+            continue
+        low, high = forecast.pi
+        axes.errorbar(
+            [forecast.samples],
+            [forecast.prediction],
+            yerr=[[forecast.prediction - low], [high - forecast.prediction]],
+            fmt="D",
+            color=colour,
+            mfc="white",
+            ms=5,
+            capsize=3,
+            lw=1,
         )
     if curve.random_init is not None:
-        axes.axhline(curve.random_init, color=colour, ls=":", lw=1)
+        axes.axhline(
+            curve.random_init,
+            color=colour,
+            ls=":",
+            lw=1,
+            label=f"{label}: random init {curve.random_init:.3g}",
+        )
     if curve.null_p95 is not None:
-        axes.axhline(curve.null_p95, color=colour, ls="-.", lw=0.8, alpha=0.6)
+        axes.axhline(
+            curve.null_p95, color=colour, ls="-.", lw=0.8, alpha=0.6, label=f"{label}: permutation null p95"
+        )
 
 
-def _weights(curve: CurveFit) -> str:
-    """The law weights, heaviest first, for the legend."""
-    ranked = sorted(curve.ensemble.weights.items(), key=lambda item: -item[1])
-    return " ".join(f"{name} {weight:.0%}" for name, weight in ranked if weight >= 0.005)
+def _y_range(curves: list[CurveFit], published: list, span: tuple[float, float]) -> tuple[float, float]:
+    """The measured points, the forecast intervals and the published points, padded, in the metric's range."""
+    values = [v for c in curves for values in c.points.replicates for v in values]
+    values += [edge for c in curves for f in c.forecasts if not f.withheld for edge in f.pi]
+    values += [c.random_init for c in curves if c.random_init is not None] + [row.value for row in published]
+    low, high = min(values), max(values)
+    pad = 0.08 * (high - low or abs(high) or 1.0)
+    return max(span[0], low - pad), min(span[1], high + pad)
+
+
+def _flag_lines(curves: list[CurveFit]) -> list[str]:
+    """Each curve's distinct flags (its heaviest law's and its forecasts'), for under the axes."""
+    lines = []
+    for curve in curves:
+        flags = dict.fromkeys(
+            [*curve.fit.flags, *(f.split(":")[0] for c in curve.forecasts for f in c.flags)]
+        )
+        if flags:
+            lines.append(f"{curve.key['objective']}: " + ", ".join(flags))
+    return lines
+
+
+def _published(run: FitRun, baselines: pd.DataFrame, reference: str, eval_sets: set[str]) -> list:
+    """Published points measured against the same reference on the same eval set, else none."""
+    if baselines.empty:
+        return []
+    rows = baselines[
+        (baselines.metric == run.options.metric)
+        & baselines.samples.notna()
+        & (baselines.reference == reference)
+        & baselines.eval_set.isin(eval_sets)
+    ]
+    return list(rows.itertuples())
 
 
 def _scaling_plot(run: FitRun, model: str, reference: str, baselines: pd.DataFrame, out: Path) -> list[Path]:
-    figure, axes = plt.subplots(figsize=(7, 4.5))
-    for curve in run.curves:
-        if (curve.key["model"], curve.key["reference"]) == (model, reference):
-            _draw_curve(axes, curve, COLOURS.get(curve.key["objective"], "tab:gray"))
-    eval_sets = {
-        c.key["eval_set"] for c in run.curves if (c.key["model"], c.key["reference"]) == (model, reference)
-    }
-    published = (
-        baselines[
-            (baselines.metric == run.options.metric)
-            & baselines.samples.notna()
-            & (baselines.reference == reference)
-            & baselines.eval_set.isin(eval_sets)
-        ]
-        if len(baselines)
-        else baselines
-    )  # only points measured against the same reference on the same eval set
-    for row in published.itertuples():
+    curves = [c for c in run.curves if (c.key["model"], c.key["reference"]) == (model, reference)]
+    figure, axes = plt.subplots(figsize=(7.5, 4.5))
+    for curve in curves:
+        _draw_curve(axes, curve, _colour(curve.key["objective"]))
+    published = _published(run, baselines, reference, {c.key["eval_set"] for c in curves})
+    for row in published:
         axes.scatter(
             [row.samples],
             [row.value],
             marker="*",
             s=90,
-            color=COLOURS.get(row.objective, "k"),
+            color=_colour(row.objective),
             edgecolors="k",
-            label=f"{row.model} ({row.source})",
+            label=f"published: {row.model} ({row.source})",
         )
-    observed = [
-        v
-        for c in run.curves
-        if (c.key["model"], c.key["reference"]) == (model, reference)
-        for v in c.points.mean
-    ]
-    if observed:  # keep the data readable when far extrapolations widen the bands
-        axes.set_ylim(max(min(observed) - 0.05, -0.02), min(2 * max(observed) + 0.05, 1.0))
-    chances = {c.chance for c in run.curves if (c.key["model"], c.key["reference"]) == (model, reference)}
-    for chance in chances - {None}:
-        axes.axhline(chance, color="0.4", ls="--", lw=0.8, label=f"chance {chance:.3g}")
+    for chance in {c.chance for c in curves} - {None}:
+        axes.axhline(chance, color="0.3", ls="--", lw=0.8, label=f"chance {chance:.3g}")
+    samples = [s for c in curves for s in c.points.samples] + [f.samples for c in curves for f in c.forecasts]
+    samples += [row.samples for row in published]
+    axes.set_xlim(min(samples) / 1.6, max(samples) * 1.6)
+    axes.set_ylim(*_y_range(curves, published, run.options.span))
     axes.set_xscale("log")
     axes.set_xlabel("samples seen")
     axes.set_ylabel(run.options.metric)
     axes.set_title(
-        f"{run.sweep}: {model} vs {reference}\n"
-        "dotted: random init; dash-dot: 95% permutation null; hollow: held out",
-        fontsize=9,
+        f"{run.sweep}: {model} vs {reference} (diamonds: forecasts with their {LEVEL:.0%} PI)", fontsize=9
     )
-    axes.legend(fontsize=6, loc="best")
+    axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if lines := _flag_lines(curves):
+        figure.text(
+            0.01, -0.02, "flags  " + "\n       ".join(lines), fontsize=6, va="top", family="monospace"
+        )
     return _save(figure, out, f"scaling_{model}_{reference}")
 
 
 def _residual_plot(run: FitRun, out: Path) -> list[Path]:
-    figure, axes = plt.subplots(figsize=(7, 3))
+    figure, axes = plt.subplots(figsize=(7.5, 3))
+    references = sorted({c.key["reference"] for c in run.curves})
     for curve in run.curves:
-        colour = COLOURS.get(curve.key["objective"], "tab:gray")
+        index = references.index(curve.key["reference"])
         axes.plot(
             curve.points.samples,
             curve.fit.residuals,
-            "o-",
-            color=colour,
+            marker=MARKERS[index % len(MARKERS)],
+            ls=("-", "--", ":", "-.")[index % 4],
+            color=_colour(curve.key["objective"]),
             ms=3,
-            alpha=0.7,
-            label=f"{curve.key['objective']} {curve.key['reference']}",
+            alpha=0.8,
+            label=f"{curve.key['objective']} vs {curve.key['reference']} ({curve.fit.law})",
         )
     axes.axhline(0, color="k", lw=0.8)
     for z in (-Z, Z):
         axes.axhline(z, color="k", lw=0.5, ls="--")
     axes.set_xscale("log")
     axes.set_xlabel("samples seen")
-    axes.set_ylabel("residual (seed-noise z)")
-    axes.legend(fontsize=6)
+    axes.set_ylabel("residual of the heaviest law\n(seed-noise z)", fontsize=8)
+    axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     return _save(figure, out, "residuals")
 
 
-def _gap_plot(run: FitRun, out: Path) -> list[Path]:
-    paths = []
-    for index, gap in enumerate(run.gaps):
-        if not gap.identifiable:
-            continue  # the report says why in words; a plot would draw a number it lacks
-        figure, axes = plt.subplots(figsize=(7, 4))
-        for curve in run.curves:
-            if curve.key["objective"] in (gap.faster, gap.slower) and (
-                curve.key["model"],
-                curve.key["reference"],
-            ) == (gap.model, gap.reference):
-                colour = COLOURS.get(curve.key["objective"], "tab:gray")
-                grid = np.array([b.samples for b in curve.band])
-                inside = grid <= curve.points.samples[-1]
-                mixture = np.array([b.prediction for b in curve.band])
-                axes.plot(grid[inside], mixture[inside], color=colour, label=curve.key["objective"])
-                axes.errorbar(
-                    curve.points.samples,
-                    curve.points.mean,
-                    yerr=curve.points.sigma,
-                    fmt="o",
-                    color=colour,
-                    ms=3,
-                )
-        axes.axhline(gap.target, color="k", ls=":", lw=1, label="a*")
-        low, high = gap.ci
-        samples_a = gap.samples_a
-        axes.errorbar(
-            [samples_a],
-            [gap.target],
-            xerr=[[samples_a - gap.samples_b / high], [gap.samples_b / low - samples_a]],
-            fmt="s",
-            color="k",
-            capsize=4,
-            label="N_A* (95%)",
-        )
-        axes.scatter([gap.samples_b], [gap.target], marker="D", color="k")
-        axes.set_xscale("log")
-        axes.set_title(
-            f"R = {gap.ratio:.3g}x [{low:.3g}, {high:.3g}]  ({gap.faster} vs {gap.slower}, {gap.reference})"
-        )
-        axes.set_xlabel("samples seen")
-        axes.set_ylabel(gap.metric)
-        axes.legend(fontsize=7)
-        paths += _save(figure, out, f"gap_{index}_{gap.faster}_{gap.slower}_{gap.reference}")
-    return paths
+def _gap_text(gap: GapEstimate) -> str:
+    bound = f"R {gap.bound['side']} {gap.bound['ratio']:.3g}x" if gap.bound else "no bound either"
+    lines = [f"{gap.faster}:{gap.slower}, {gap.model} vs {gap.reference}: not identifiable ({bound})", ""]
+    lines += [f"- {reason}" for reason in gap.reasons]
+    return "\n".join(lines)
+
+
+def _gap_plot(run: FitRun, index: int, gap: GapEstimate, out: Path) -> list[Path]:
+    stem = f"gap_{index}_{gap.faster}_{gap.slower}_{gap.reference}"
+    if not gap.identifiable:
+        figure = plt.figure(figsize=(7.5, 1.2 + 0.25 * len(gap.reasons)))
+        figure.text(0.01, 0.95, _gap_text(gap), fontsize=8, va="top", wrap=True)
+        return _save(figure, out, stem)
+    figure, axes = plt.subplots(figsize=(7.5, 4))
+    for curve in run.curves:
+        if curve.key["objective"] in (gap.faster, gap.slower) and (
+            curve.key["model"],
+            curve.key["reference"],
+        ) == (gap.model, gap.reference):
+            colour = _colour(curve.key["objective"])
+            axes.errorbar(
+                curve.points.samples,
+                curve.points.mean,
+                yerr=curve.points.sigma,
+                fmt="o",
+                color=colour,
+                ms=3,
+                label=f"{curve.key['objective']}: mean ± se",
+            )
+            grid = np.array([b.samples for b in curve.band])
+            inside = grid <= curve.points.samples[-1]
+            axes.plot(grid[inside], np.array([b.prediction for b in curve.band])[inside], color=colour)
+    axes.axhline(gap.target, color="k", ls=":", lw=1, label=f"target a* = {gap.target:.3g}")
+    low, high = gap.ci
+    axes.errorbar(
+        [gap.samples_a],
+        [gap.target],
+        xerr=[[gap.samples_a - gap.samples_b / high], [gap.samples_b / low - gap.samples_a]],
+        fmt="s",
+        color="k",
+        capsize=4,
+        label=f"N_A* with its {LEVEL:.0%} interval",
+    )
+    axes.scatter([gap.samples_b], [gap.target], marker="D", color="k", label="N_B*")
+    axes.set_xscale("log")
+    axes.set_title(
+        f"R = {gap.ratio:.3g}x [{low:.3g}, {high:.3g}] ({gap.faster} vs {gap.slower}, {gap.reference})",
+        fontsize=9,
+    )
+    axes.set_xlabel("samples seen")
+    axes.set_ylabel(gap.metric)
+    axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    figure.text(0.01, -0.02, "flags  " + ", ".join(f.split(":")[0] for f in gap.flags), fontsize=6, va="top")
+    return _save(figure, out, stem)
 
 
 def _calibration_plot(run: FitRun, out: Path) -> list[Path]:
     zs = np.array([h.z for c in run.curves for h in c.held_out])
     if zs.size == 0:
         return []
+    inside = sum(h.within_seed_noise for c in run.curves for h in c.held_out)
+    clipped = int(np.sum(np.abs(zs) > Z_EDGE))
     figure, axes = plt.subplots(figsize=(5, 3))
-    axes.hist(zs, bins=np.linspace(-5, 5, 21), color="tab:gray")
+    axes.hist(np.clip(zs, -Z_EDGE, Z_EDGE), bins=np.linspace(-Z_EDGE, Z_EDGE, 21), color="tab:gray")
     for z in (-Z, Z):
         axes.axvline(z, color="k", ls="--", lw=0.8)
-    within = np.mean([h.within_seed_noise for c in run.curves for h in c.held_out])
-    axes.set_title(f"held-out z (n={zs.size}): {within:.0%} inside the {LEVEL:.0%} PI")
-    axes.set_xlabel("z = (observed - forecast) / sigma_pred")
+    edge = f"; {clipped} with |z| > {Z_EDGE:g} drawn at the edges" if clipped else ""
+    axes.set_title(f"held-out cells: n = {zs.size}, {inside} inside the {LEVEL:.0%} PI{edge}", fontsize=8)
+    axes.set_xlabel("z = (observed - forecast) / sd of the forecast")
+    axes.set_ylabel("cells")
     return _save(figure, out, "calibration")
 
 
@@ -218,6 +292,7 @@ def write_plots(run: FitRun, out: Path, baselines: pd.DataFrame) -> list[Path]:
         paths += _scaling_plot(run, model, reference, baselines, out)
     if run.curves:
         paths += _residual_plot(run, out)
-    paths += _gap_plot(run, out)
+    for index, gap in enumerate(run.gaps):
+        paths += _gap_plot(run, index, gap, out)
     paths += _calibration_plot(run, out)
     return paths

@@ -34,14 +34,29 @@ def test_the_drawn_band_is_the_forecasts_own_kind_of_band(curves):
     assert ntp.band[-1].samples == pytest.approx(900e6 * 1.05)
 
 
-def test_earlier_forecasts_are_scored_against_cells_measured_since(curves):
+def test_earlier_forecasts_are_scored_once_against_cells_now_in_the_data(curves):
     good = curves["jepa_good"]
-    cell = good.held_out[0]
-    row = {**good.key, "samples": cell.samples, "created": 1.0, "prediction": cell.prediction}
-    row |= {"pi_low": cell.pi[0], "pi_high": cell.pi[1], "extrapolation": 2.0}
-    (scored,) = score_earlier(pd.DataFrame([row, row]), list(curves.values()))
-    assert scored.observed == cell.observed
-    assert scored.verdict == ("confirmed" if cell.pi[0] <= cell.observed <= cell.pi[1] else "missed")
+    trained, held = float(good.points.samples[-1]), good.held_out[0]
+    row = {
+        **good.key,
+        "created": 1.0,
+        "prediction": 0.15,
+        "pi_low": 0.1,
+        "pi_high": 0.2,
+        "extrapolation": 2.0,
+    }
+    earlier = pd.DataFrame(
+        [
+            row | {"samples": trained},  # extrapolated then, measured and fitted now: scored
+            row | {"samples": trained, "created": 2.0},  # the same cell again: not scored twice
+            row | {"samples": held.samples},  # held out now: scored in the held-out table only
+            row | {"samples": float(good.points.samples[0]), "extrapolation": 1.0},  # inside its data then
+        ]
+    )
+    (scored,) = score_earlier(earlier, list(curves.values()))
+    assert (scored.samples, scored.forecast_at) == (trained, 1.0)
+    assert scored.observed == good.points.mean[-1]
+    assert scored.verdict == ("confirmed" if 0.1 <= scored.observed <= 0.2 else "missed")
 
 
 def test_every_curve_is_backtested_and_its_laws_weighed(curves):

@@ -28,7 +28,7 @@ def test_a_fit_run_is_stored_and_its_forecasts_read_back(simulated, curves, tmp_
     store, _ = simulated
     run = FitRun("sim", store.url, BOOTSTRAP, curves=list(curves.values()))
     before = len(load_earlier_forecasts(store, "sim"))
-    save_fit_run(store, run)
+    save_fit_run(store, run, 1.0)
     stored = load_earlier_forecasts(store, "sim")
     assert len(stored) - before == sum(len(c.forecasts) for c in curves.values())
     assert set(stored.objective) == {"jepa_good", "ntp"}

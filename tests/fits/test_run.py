@@ -1,5 +1,7 @@
 """`run_fit` end to end on a real store: fits, gaps, store rows and the report on disk."""
 
+from pathlib import Path
+
 import pytest
 
 from fits.fit import FitError
@@ -16,8 +18,10 @@ def test_a_fit_run_writes_its_rows_and_its_report(tmp_path):
     (gap,) = run.gaps
     assert gap.ci[0] <= PLANTED_GAP <= gap.ci[1]
     assert run.backtest()[0]["ratio"] == 2
-    assert run.report_path == str(tmp_path / "r" / "sim" / "report.md")
-    assert (tmp_path / "r" / "sim" / "scaling_base_dino.svg").exists()
+    folder = tmp_path / "r" / "sim" / run.fit_id
+    assert run.report_path == str(folder / "report.html") and (folder / "report.md").exists()
+    assert (folder / "scaling_base_dino.svg").exists()
+    assert (tmp_path / "r" / "sim" / "latest").resolve() == folder.resolve()
     assert len(store.forecasts_frame("sim")) == sum(len(c.forecasts) for c in run.curves)
 
 
@@ -25,3 +29,14 @@ def test_a_metric_without_measurements_is_a_fit_error(tmp_path):
     store = simulated_store(f"sqlite:///{tmp_path / 'o.db'}")
     with pytest.raises(FitError, match="no done trials with cka"):
         run_fit(store, "sim", FitOptions(metric="cka", out_dir=str(tmp_path / "r")))
+
+
+def test_a_second_fit_writes_its_own_folder_and_scores_no_cell_twice(tmp_path):
+    store = simulated_store(f"sqlite:///{tmp_path / 'o.db'}")
+    options = FitOptions(predict=(900_000_000,), out_dir=str(tmp_path / "r"))
+    first, second = run_fit(store, "sim", options), run_fit(store, "sim", options)
+    assert first.fit_id != second.fit_id and Path(first.report_path).exists()
+    assert (tmp_path / "r" / "sim" / "latest").resolve() == Path(second.report_path).parent.resolve()
+    # the first fit's forecasts were at held-out cells and at 900M: the second fit holds the same
+    # cells out (scored in its own held-out table), so no earlier forecast is scored again
+    assert second.earlier == [] and len(second.curves[0].held_out) == 1

@@ -20,7 +20,7 @@ def test_the_shaded_band_is_the_curves_own_band(curves, kind):
     ntp = curves["ntp"]  # a curve whose bands come from the seed bootstrap of every law
     figure, axes = plt.subplots()
     _draw_curve(axes, ntp, "tab:green")
-    drawn = shaded(axes, f"ntp 95% {kind.upper()}")
+    drawn = shaded(axes, {"ci": "ntp: 95% CI of the mean", "pi": "ntp: 95% PI of a 3-seed mean"}[kind])
     plt.close(figure)
     edges = {(b.samples, round(edge, 12)) for b in ntp.band for edge in getattr(b, kind)}
     assert edges <= drawn and len(drawn - edges) <= 2  # fill_between closes its path

@@ -1,0 +1,109 @@
+"""`report.html`: one self-contained page (inline SVG, inline CSS, no script, no network) with the
+claims first, then the tables `report.md` has, the plots, the provenance and a glossary."""
+
+from html import escape
+from pathlib import Path
+
+from fits.level import LEVEL
+from fits.report.glossary import FLAGS, LAWS, in_words
+from fits.report.markdown import calibration_line, gap_ratio, published_section, sections
+from fits.results import FitRun
+from orchestrator.render import cell
+
+__all__ = ["write_html"]
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 12px; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+.caveat { background: #fff4d6; border: 1px solid #e0c060; padding: 0.6em 1em; }
+.none { color: #b00; font-weight: 600; }
+figure { margin: 1em 0 2em; } figure svg { max-width: 100%; height: auto; }
+dt { font-weight: 600; } dd { margin: 0 0 0.4em 1.5em; }
+"""
+
+TESTBED = (
+    "These curves come from the embedded synthetic world (eval set {sets}): a testbed that "
+    "exercises the whole path on a laptop. Its numbers say nothing about real encoders, DINOv2 "
+    "or the preprint's claims."
+)
+
+
+def _table(identifier: str, headers: list[str], rows: list[list]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{escape(cell(v))}</td>" for v in row) + "</tr>" for row in rows)
+    return f'<table id="{identifier}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _claims(run: FitRun) -> str:
+    rows = [
+        [
+            f"{g.faster}:{g.slower}",
+            f"{g.model} vs {g.reference} ({g.eval_set})",
+            g.target,
+            "yes" if g.identifiable else "no",
+            gap_ratio(g),
+            "; ".join(g.reasons) or "-",
+            "; ".join(in_words(f) for f in g.flags),
+        ]
+        for g in run.gaps
+    ]
+    headers = ["A:B", "curve", "target a*", "identifiable", "R (samples)", "why not", "flags"]
+    return _table("claims", headers, rows or [["no gap was asked for (orch fit --gap A:B)"]])
+
+
+def _svg(path: Path) -> str:
+    """The SVG's own element, without the XML prologue, to sit inline in the page."""
+    text = path.read_text()
+    return text[text.index("<svg") :]
+
+
+def _provenance(run: FitRun) -> str:
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in run.provenance.items())
+    return f"<dl>{items}</dl>"
+
+
+def _glossary() -> str:
+    laws = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in LAWS.items())
+    flags = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in FLAGS.items())
+    return f"<h3>Laws</h3><dl>{laws}</dl><h3>Flags</h3><dl>{flags}</dl>"
+
+
+def write_html(run: FitRun, out: Path, plots: list[Path]) -> Path:
+    """report.html under `out`: claims, tables, inline plots, provenance, glossary."""
+    eval_sets = sorted({c.key["eval_set"] for c in run.curves})
+    worlds = [s for s in eval_sets if s.startswith("world")]
+    parts = [
+        f"<h1>Scaling fits: {escape(run.sweep)}</h1>",
+        f'<p class="caveat">{escape(TESTBED.format(sets=", ".join(worlds)))}</p>' if worlds else "",
+        f"<p>Metric <code>{escape(run.options.metric)}</code>; points: {escape(run.options.design)}. "
+        f"Bands are {LEVEL:.0%}, read off the Akaike-weighted mixture of laws; the PI is for a "
+        "new 3-seed mean. A gap's ratio is shown only where the data identify it.</p>",
+        "<h2>Claims</h2>",
+        _claims(run),
+    ]
+    for title, headers, rows in sections(run):
+        if rows and title != "Sample gaps":
+            slug = title.split(" ")[0].lower().strip(":(")
+            parts += [f"<h2>{escape(title)}</h2>", _table(slug, headers, rows)]
+    if line := calibration_line(run):
+        parts.append(f"<p>{escape(line)}</p>")
+    if published := published_section(run):
+        title, headers, rows = published
+        parts += [f"<h2>{escape(title)}</h2>", _table("published", headers, rows)]
+    parts.append("<h2>Plots</h2>")
+    for path in (p for p in plots if p.suffix == ".svg"):
+        parts.append(f"<figure>{_svg(path)}<figcaption>{escape(path.stem)}</figcaption></figure>")
+    if run.skipped:
+        items = "".join(f"<li>{escape(line)}</li>" for line in run.skipped)
+        parts += ["<h2>Skipped</h2>", f"<ul>{items}</ul>"]
+    parts += ["<h2>Provenance</h2>", _provenance(run), "<h2>Glossary</h2>", _glossary()]
+    page = (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>orch fit: {escape(run.sweep)}</title><style>{STYLE}</style></head>"
+        f"<body>{''.join(parts)}</body></html>\n"
+    )
+    path = out / "report.html"
+    path.write_text(page)
+    return path
