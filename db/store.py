@@ -328,6 +328,15 @@ class Store:
             if gap_rows:
                 connection.execute(schema.gaps.insert(), list(gap_rows))
 
+    def table_frame(self, table: str, sweep: str) -> "pd.DataFrame":
+        """One sweep's rows of trials, measurements, fits, forecasts or gaps (for `orch export`)."""
+        if table == "trials":
+            return self.trials_frame(sweep)
+        if table == "measurements":
+            return self.measurements_frame(sweep)
+        results = {"fits": schema.fits, "forecasts": schema.forecasts, "gaps": schema.gaps}[table]
+        return self._frame(select(results).where(results.c.sweep == sweep).order_by(results.c.id))
+
     def forecasts_frame(self, sweep: str) -> "pd.DataFrame":
         f = schema.forecasts
         return self._frame(select(f).where(f.c.sweep == sweep).order_by(f.c.id))

@@ -44,6 +44,9 @@ def run_fit(store: Store, sweep: str, options: FitOptions) -> FitRun:
             run.curves.append(fit_group(key, group, frame, options))
         except FitError as error:
             run.skipped.append(f"{'/'.join(map(str, values))}: {error}")
+    if not run.curves:
+        why = "; ".join(run.skipped) or f"no measurement past random init{_above(options.min_samples)}"
+        raise FitError(f"sweep {sweep}: no curve could be fitted ({why})")
     run.joint, skipped = _joint_fits(run.curves, model_sizes(frame), options)
     run.skipped += skipped
     baselines = _matching(load_baselines(store), run.curves)
@@ -87,3 +90,7 @@ def _joint_fits(
         except FitError as error:
             skipped.append(f"joint law {'/'.join(map(str, family))}: {error}")
     return fitted, skipped
+
+
+def _above(min_samples: int | None) -> str:
+    return f" at or above --min-samples {min_samples:,}" if min_samples is not None else ""

@@ -7,15 +7,62 @@ from typing import Any
 
 import click
 
+from orchestrator.errors import InputError
 from orchestrator.spec import DEFAULT_STORE
 from orchestrator.spec.sizes import SizeError, parse_size
 
-__all__ = ["SizeParam", "emit_json", "store_exists", "store_url"]
+__all__ = [
+    "SizeParam",
+    "did_you_mean",
+    "emit_json",
+    "open_sweep",
+    "store_exists",
+    "store_option",
+    "store_url",
+]
 
 
 def store_url(ctx: click.Context, spec_store: str | None = None) -> str:
     """--store, then ORCH_STORE (click reads both into the option), then the sweep file's store."""
     return ctx.obj["store"] or spec_store or DEFAULT_STORE
+
+
+def store_option(command: Any) -> Any:
+    """--store after the subcommand too (`orch fit --store URL`): it overrides the group's."""
+
+    def remember(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            ctx.obj["store"] = value
+
+    return click.option(
+        "--store", metavar="URL", expose_value=False, callback=remember, help="Store URL (as orch --store)."
+    )(command)
+
+
+def open_sweep(ctx: click.Context, name: str | None) -> tuple[Any, str]:
+    """(store, sweep name) for a command that reads results: the named sweep, else the newest."""
+    from db import Store, mask_url
+
+    url = store_url(ctx)
+    if not store_exists(url):
+        raise InputError(f"store {mask_url(url)} does not exist (run 'orch sweep FILE' first)")
+    store = Store.open(url)
+    names = store.sweep_names()
+    if not names:
+        raise InputError(f"no sweeps in {store.url} (run 'orch sweep FILE' first)")
+    if name is not None and name not in names:
+        raise InputError(
+            f"sweep {name!r} is not in {store.url}{did_you_mean(name, names)} (sweeps: {', '.join(names)})"
+        )
+    return store, name or names[-1]
+
+
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """' (did you mean X?)' for the closest choice, else ''."""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def emit_json(payload: Any) -> None:

@@ -1,91 +1,15 @@
-"""`orch fit`, `orch align`, `orch baselines` and `orch db`: what is done with measurements."""
+"""`orch fit` and `orch report`: laws fitted to the measurements, forecasts, gaps, the report."""
 
-from pathlib import Path
 from typing import Any
 
 import click
 
-from db import SCHEMA_VERSION, Store, mask_url
-from orchestrator.cli.common import SizeParam, emit_json, store_exists, store_url
+from db import Store
+from orchestrator.cli.common import SizeParam, did_you_mean, emit_json, open_sweep, store_option
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.render import render_table
-
-
-@cli.command()
-@click.argument("features_a", type=click.Path(dir_okay=False))
-@click.argument("features_b", type=click.Path(dir_okay=False))
-@click.option(
-    "--metric",
-    "metrics",
-    multiple=True,
-    default=("mutual_knn@10", "cycle_knn@10", "cknna@10", "cka", "cka_unbiased", "svcca"),
-    show_default=True,
-)
-@click.option("--clamp/--no-clamp", default=True, help="Clamp |x| at its 95th percentile first.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def align(features_a: str, features_b: str, metrics: tuple[str, ...], clamp: bool, as_json: bool) -> None:
-    """Score the alignment of two row-paired feature files (.npy, or .npz with one array a layer).
-
-    Retrieval metrics fit the A -> B map on the first half of the rows and score the second.
-
-    \b
-        orch align text.npy dinov2.npy --metric mutual_knn@10 --metric cka
-    """
-    from orchestrator.features import score_files
-
-    rows = score_files(Path(features_a), Path(features_b), metrics, clamp)
-    if as_json:
-        emit_json({"a": features_a, "b": features_b, "scores": rows})
-        return
-    headers = ["metric", "value", "layer_a", "layer_b"]
-    click.echo(render_table(headers, [[r[h] for h in headers] for r in rows]))
-
-
-@cli.group()
-def db() -> None:
-    """The store itself."""
-
-
-@db.command("upgrade")
-@click.pass_context
-def db_upgrade(ctx: click.Context) -> None:
-    """Bring a store written by an older orch to this orch's schema, in place, keeping every row.
-
-    \b
-        orch --store sqlite:///orch.db db upgrade
-    """
-    url = store_url(ctx)
-    if not store_exists(url):
-        raise InputError(f"store {mask_url(url)} does not exist (nothing to upgrade)")
-    store = Store.open(url, upgrade=True)
-    if store.upgraded_from is None:
-        click.echo(f"store {store.url} is already at schema {SCHEMA_VERSION}", err=True)
-    else:
-        done = f"upgraded from schema {store.upgraded_from} to {SCHEMA_VERSION}"
-        click.echo(f"store {store.url} {done}", err=True)
-
-
-@cli.group()
-def baselines() -> None:
-    """Published results to show beside measured curves."""
-
-
-@baselines.command("import")
-@click.argument("csv_file", type=click.Path(exists=True, dir_okay=False))
-@click.pass_context
-def baselines_import(ctx: click.Context, csv_file: str) -> None:
-    """Store the rows of a published-results CSV (idempotent: importing twice adds nothing).
-
-    \b
-        orch baselines import sweeps/published/jepa_prh.csv
-    """
-    from orchestrator.baselines import read_baselines
-
-    rows = read_baselines(Path(csv_file))
-    store = Store.open(store_url(ctx))
-    added = store.write_baselines(rows)
-    click.echo(f"{added} of {len(rows)} rows added to {store.url}", err=True)
+from orchestrator.spec.sizes import format_size
 
 
 @cli.command()
@@ -127,8 +51,9 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
     default=None,
     help="Hold out checkpoints past S (default: the sweep file's holdout.samples_above).",
 )
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="reports")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@store_option
 @click.pass_context
 def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: Any) -> None:
     """Fit alignment-versus-samples laws, forecast, score held-out cells and compute gaps.
@@ -137,33 +62,96 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
         orch fit --predict 900M
         orch fit goodview_vs_ntp --gap jepa_good:ntp --at 256K
     """
-    from fits.fit import FitError
-    from fits.results import FitOptions
-    from fits.run import run_fit
     from fits.solve import HUBER_DELTA
 
-    url = store_url(ctx)
-    if not store_exists(url):
-        raise InputError(f"store {mask_url(url)} does not exist (run 'orch sweep FILE' first)")
-    store = Store.open(url)
-    names = store.sweep_names()
-    if sweep_name is None:
-        if not names:
-            raise InputError(f"no sweeps in {store.url} (run 'orch sweep FILE' first)")
-        sweep_name = names[-1]
-    elif sweep_name not in names:
-        raise InputError(f"sweep {sweep_name!r} is not in {store.url} (sweeps: {', '.join(names)})")
-    try:
-        huber, delta = options.pop("huber"), options.pop("huber_delta")
-        huber = delta or (HUBER_DELTA if huber else None)
-        result = run_fit(store, sweep_name, FitOptions(**options, huber=huber))
-    except FitError as error:
-        raise InputError(str(error)) from None
+    huber, delta = options.pop("huber"), options.pop("huber_delta")
+    result = _fit(ctx, sweep_name, huber=delta or (HUBER_DELTA if huber else None), **options)
     if as_json:
         emit_json(result.as_dict())
     else:
         click.echo(_fit_text(result))
     click.echo(f"wrote {result.report_path}", err=True)
+
+
+@cli.command()
+@click.argument("sweep_name", required=False)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True)
+@store_option
+@click.pass_context
+def report(ctx: click.Context, sweep_name: str | None, out_dir: str) -> None:
+    """Fit with the sweep file's defaults and write the report: report.html (open it in a
+    browser; it needs nothing else), report.md and the plots, in OUT/<sweep>/<fit id>/.
+
+    \b
+        orch report goodview_vs_ntp
+        xdg-open reports/goodview_vs_ntp/latest/report.html
+    """
+    click.echo(_fit(ctx, sweep_name, out_dir=out_dir).report_path)
+
+
+def _fit(ctx: click.Context, sweep_name: str | None, **options: Any) -> Any:
+    """The options checked against what the sweep measured, then one fit run."""
+    from fits.fit import FitError
+    from fits.results import FitOptions
+    from fits.run import run_fit
+
+    store, sweep_name = open_sweep(ctx, sweep_name)
+    chosen = FitOptions(**options)
+    _check(store, sweep_name, chosen)
+    try:
+        return run_fit(store, sweep_name, chosen)
+    except FitError as error:
+        raise InputError(str(error)) from None
+
+
+def _check(store: Store, sweep: str, options: Any) -> None:
+    """Every option names something the sweep has: one line with the valid values if not."""
+    from fits.load import recipes
+    from orchestrator.spec.catalog import parse_metric
+
+    trials = store.trials_frame(sweep)
+    objectives = sorted(set(trials.objective))
+    for pair in options.gaps:
+        names = pair.split(":")
+        if len(names) != 2 or not all(names):
+            raise InputError(
+                f"--gap {pair!r}: write A:B, two objectives of the sweep ({', '.join(objectives)})"
+            )
+        for name in names:
+            if name not in objectives:
+                hint = did_you_mean(name, objectives)
+                raise InputError(
+                    f"--gap {pair}: {name!r} is not an objective of {sweep}{hint} ({', '.join(objectives)})"
+                )
+    try:
+        parse_metric(options.metric.split("/")[0])
+    except ValueError as error:
+        raise InputError(f"--metric {error}") from None
+    measured = store.measurements_frame(sweep)
+    for flag, value, column in (
+        ("--metric", options.metric, "metric"),
+        ("--reference", options.reference, "reference"),
+    ):
+        known = sorted(set(measured[column]))
+        if value is not None and known and value not in known:
+            hint = did_you_mean(value, known)
+            raise InputError(
+                f"{flag} {value!r} was not measured in {sweep}{hint} (measured: {', '.join(known)})"
+            )
+    sizes = sorted(set(trials.data_size))
+    for size in options.holdout:
+        if size not in sizes:
+            listed = ", ".join(format_size(s) for s in sizes)
+            raise InputError(f"--holdout {format_size(size)} is not a data size of {sweep} ({listed})")
+    decaying = {o for o, train in recipes(store, sweep).items() if train["schedule"] != "constant"}
+    if options.points == "all" and decaying:
+        objectives = ", ".join(sorted(decaying))
+        click.echo(
+            f"orch: warning: --points all on runs whose learning rate decays ({objectives}): a "
+            "checkpoint before the end of its schedule is not what a run of that size would reach; "
+            "each trial's final checkpoint (--points final) is the curve",
+            err=True,
+        )
 
 
 def _fit_text(result: Any) -> str:

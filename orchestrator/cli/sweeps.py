@@ -5,7 +5,7 @@ import sys
 import click
 
 from db import Store, StoreError, StoreURLError, mask_url
-from orchestrator.cli.common import emit_json, store_exists, store_url
+from orchestrator.cli.common import emit_json, store_exists, store_option, store_url
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.render import render_table
@@ -21,6 +21,7 @@ from orchestrator.spec.sizes import format_size
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True)
 @click.option("--address", default=None, help="An existing Ray cluster: auto or HOST:PORT.")
 @click.option("--num-cpus", type=click.IntRange(min=1), default=None, help="CPUs for local Ray.")
+@store_option
 @click.pass_context
 def sweep(
     ctx: click.Context,
@@ -116,17 +117,24 @@ def _plan_table(rows: list[dict]) -> str:
 @cli.command()
 @click.argument("sweep_name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@store_option
 @click.pass_context
 def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
-    """Show each trial's state and progress from the store (safe while a sweep runs).
+    """Show each trial's state and progress from the store (safe while a sweep runs). SWEEP is a
+    sweep's name, or its file (then the file's store is read, as `orch sweep FILE` wrote it).
 
     \b
         orch status
         orch status goodview_vs_ntp --json
+        orch status sweeps/goodview_vs_ntp.yaml
     """
     from orchestrator.run.status import sweep_status
 
-    url = store_url(ctx)
+    spec_store = None
+    if sweep_name and sweep_name.endswith((".yaml", ".yml")):  # a sweep file: its name and store
+        spec = load_spec(sweep_name)
+        sweep_name, spec_store = spec.name, spec.store
+    url = store_url(ctx, spec_store)
     store = Store.open(url) if store_exists(url) else None  # never create a store to read it
     known = store.sweep_names() if store else []
     if sweep_name and sweep_name not in known:

@@ -8,7 +8,8 @@ __all__ = ["sweep_status"]
 
 
 def sweep_status(store: Store, name: str) -> dict:
-    """Per-trial state and progress of one sweep, with totals, in stable snake_case keys."""
+    """Per-trial state and progress of one sweep, with totals, in stable snake_case keys; trials
+    in the grid's order (objective, model, data size, seed)."""
     frame = store.trials_frame(name)
     trials = [
         {
@@ -30,6 +31,7 @@ def sweep_status(store: Store, name: str) -> dict:
         }
         for row in frame.itertuples()
     ]
+    trials.sort(key=lambda t: (t["objective"], t["model"], t["data_size"], t["seed"]))
     by_status: dict[str, int] = {}
     for trial in trials:
         by_status[trial["status"]] = by_status.get(trial["status"], 0) + 1

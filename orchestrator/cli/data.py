@@ -1,0 +1,140 @@
+"""`orch align`, `orch baselines`, `orch export` and `orch db`: data into and out of the store."""
+
+from pathlib import Path
+
+import click
+
+from db import SCHEMA_VERSION, Store, mask_url
+from orchestrator.cli.common import emit_json, open_sweep, store_exists, store_option, store_url
+from orchestrator.cli.group import cli
+from orchestrator.errors import InputError
+from orchestrator.render import render_table
+
+EXPORTED = ("trials", "measurements", "fits", "forecasts", "gaps")
+
+
+@cli.command()
+@click.argument("features_a", type=click.Path(dir_okay=False))
+@click.argument("features_b", type=click.Path(dir_okay=False))
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    default=("mutual_knn@10", "cycle_knn@10", "cknna@10", "cka", "cka_unbiased", "svcca"),
+    show_default=True,
+)
+@click.option("--clamp/--no-clamp", default=True, help="Clamp |x| at its 95th percentile first.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def align(features_a: str, features_b: str, metrics: tuple[str, ...], clamp: bool, as_json: bool) -> None:
+    """Score the alignment of two row-paired feature files (.npy, or .npz with one array a layer).
+
+    Retrieval metrics fit the A -> B map on the first half of the rows and score the second.
+
+    \b
+        orch align text.npy dinov2.npy --metric mutual_knn@10 --metric cka
+    """
+    from orchestrator.features import score_files
+
+    rows = score_files(Path(features_a), Path(features_b), metrics, clamp)
+    if as_json:
+        emit_json({"a": features_a, "b": features_b, "scores": rows})
+        return
+    headers = ["metric", "value", "layer_a", "layer_b"]
+    click.echo(render_table(headers, [[r[h] for h in headers] for r in rows]))
+
+
+@cli.group()
+def db() -> None:
+    """The store itself."""
+
+
+@db.command("upgrade")
+@store_option
+@click.pass_context
+def db_upgrade(ctx: click.Context) -> None:
+    """Bring a store written by an older orch to this orch's schema, in place, keeping every row.
+
+    \b
+        orch --store sqlite:///orch.db db upgrade
+    """
+    url = store_url(ctx)
+    if not store_exists(url):
+        raise InputError(f"store {mask_url(url)} does not exist (nothing to upgrade)")
+    store = Store.open(url, upgrade=True)
+    if store.upgraded_from is None:
+        click.echo(f"store {store.url} is already at schema {SCHEMA_VERSION}", err=True)
+    else:
+        done = f"upgraded from schema {store.upgraded_from} to {SCHEMA_VERSION}"
+        click.echo(f"store {store.url} {done}", err=True)
+
+
+@cli.group()
+def baselines() -> None:
+    """Published results to show beside measured curves."""
+
+
+@baselines.command("import")
+@click.argument("csv_file", type=click.Path(exists=True, dir_okay=False))
+@store_option
+@click.pass_context
+def baselines_import(ctx: click.Context, csv_file: str) -> None:
+    """Store the rows of a published-results CSV (idempotent: importing twice adds nothing).
+
+    \b
+        orch baselines import sweeps/published/jepa_prh.csv
+    """
+    from orchestrator.baselines import read_baselines
+
+    rows = read_baselines(Path(csv_file))
+    store = Store.open(store_url(ctx))
+    added = store.write_baselines(rows)
+    click.echo(f"{added} of {len(rows)} rows added to {store.url}", err=True)
+
+
+@baselines.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@store_option
+@click.pass_context
+def baselines_list(ctx: click.Context, as_json: bool) -> None:
+    """Show the published results in the store.
+
+    \b
+        orch baselines list
+    """
+    url = store_url(ctx)
+    if not store_exists(url):
+        raise InputError(f"store {mask_url(url)} does not exist (run 'orch baselines import CSV' first)")
+    frame = Store.open(url).baselines_frame()
+    columns = ["source", "model", "objective", "samples", "metric", "reference", "eval_set", "value"]
+    rows = frame[columns].to_dict("records")
+    if as_json:
+        emit_json({"store": mask_url(url), "baselines": rows})
+    elif not rows:
+        click.echo(f"no baselines in {mask_url(url)}", err=True)
+    else:
+        click.echo(render_table(columns, [[row[c] for c in columns] for row in rows]))
+
+
+@cli.command()
+@click.argument("sweep_name", required=False)
+@click.option("--format", "kind", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="export", show_default=True)
+@store_option
+@click.pass_context
+def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) -> None:
+    """Write a sweep's trials, measurements, fits, forecasts and gaps as files pandas reads.
+
+    \b
+        orch export goodview_vs_ntp --format parquet --out results/
+        python -c "import pandas as pd; print(pd.read_parquet('results/measurements.parquet'))"
+    """
+    store, sweep_name = open_sweep(ctx, sweep_name)
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for table in EXPORTED:
+        frame = store.table_frame(table, sweep_name)
+        path = folder / f"{table}.{kind}"
+        staged = path.with_name(f".{path.name}.partial")
+        frame.to_csv(staged, index=False) if kind == "csv" else frame.to_parquet(staged, index=False)
+        staged.replace(path)  # never a half-written file under the final name
+        click.echo(f"{path}: {len(frame)} rows", err=True)

@@ -1,0 +1,104 @@
+"""`orch fit`, `report`, `export`, `baselines list` and `status FILE` through a real subprocess:
+every mistake is one line naming the valid values (exit 2), and every new command does its job."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from tests.orchestrator.test_cli import ROOT, one_error_line, orch
+from tests.stores import simulated_store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('cli') / 'o.db'}"
+    simulated_store(url)
+    return url
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--gap", "jepa_god:ntp"],
+            "'jepa_god' is not an objective of sim (did you mean jepa_good?) (jepa_good, ntp)",
+        ),
+        (
+            ["--gap", "jepa_good-ntp"],
+            "--gap 'jepa_good-ntp': write A:B, two objectives of the sweep (jepa_good, ntp)",
+        ),
+        (["--metric", "CKA"], "is not a metric (one of mutual_knn@10, cycle_knn@10"),
+        (["--metric", "cka"], "--metric 'cka' was not measured in sim (measured: mutual_knn@10)"),
+        (
+            ["--reference", "dinoo"],
+            "--reference 'dinoo' was not measured in sim (did you mean dino?) (measured: dino)",
+        ),
+        (["--holdout", "33K"], "--holdout 33K is not a data size of sim (145K, 290K,"),
+        (["--min-samples", "1T"], "no curve could be fitted"),
+    ],
+)
+def test_a_fit_option_naming_nothing_the_sweep_has_is_one_line(store, tmp_path, args, expected):
+    # --store after the subcommand works as well as before it
+    line = one_error_line(orch("fit", "--store", store, "--out", str(tmp_path), *args))
+    assert line.startswith("orch: error: ") and expected in line
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_min_samples_fits_what_is_left_and_writes_the_report(store, tmp_path):
+    result = orch("--store", store, "fit", "--min-samples", "4K", "--out", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert {f["objective"] for f in payload["fits"]} == {"jepa_good", "ntp"}
+    assert (tmp_path / "sim" / "latest" / "report.html").exists()
+
+
+def test_points_all_on_decaying_runs_warns_and_says_why(store, tmp_path):
+    result = orch("--store", store, "fit", "--points", "all", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "orch: warning: --points all on runs whose learning rate decays" in result.stderr
+
+
+def test_report_writes_a_page_and_prints_its_path(store, tmp_path):
+    result = orch("report", "--store", store, "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    page = tmp_path / "sim" / "latest" / "report.html"
+    assert result.stdout.strip().endswith("report.html") and page.exists()
+    assert "<h2>Claims" in page.read_text()
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_export_writes_every_table_pandas_reads(store, tmp_path, kind):
+    assert orch("--store", store, "fit", "--out", str(tmp_path / "r")).returncode == 0
+    result = orch("export", "sim", "--store", store, "--format", kind, "--out", str(tmp_path / "x"))
+    assert result.returncode == 0, result.stderr
+    read = pd.read_csv if kind == "csv" else pd.read_parquet
+    frames = {
+        name: read(tmp_path / "x" / f"{name}.{kind}")
+        for name in ("trials", "measurements", "fits", "forecasts", "gaps")
+    }
+    assert len(frames["trials"]) == 48 and len(frames["measurements"]) == 96
+    assert len(frames["fits"]) >= 2 and set(frames["measurements"].objective) == {"jepa_good", "ntp"}
+    assert not list((tmp_path / "x").glob(".*partial"))
+
+
+def test_baselines_list_shows_what_import_stored(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    csv = ROOT / "sweeps" / "published" / "jepa_prh.csv"
+    assert orch("--store", url, "baselines", "import", str(csv)).returncode == 0
+    listed = orch("baselines", "list", "--store", url, "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)["baselines"]
+    assert len(rows) == len(pd.read_csv(csv)) and {"source", "samples", "value"} <= set(rows[0])
+
+
+def test_status_of_a_sweep_file_reads_that_files_store_in_grid_order(store, tmp_path):
+    path = store.removeprefix("sqlite:///")
+    sweep = tmp_path / "sim.yaml"
+    grid = "{objective: [jepa_good], model: [base], data_size: [1K], seed: [0]}"
+    sweep.write_text(f"name: sim\nstore: sqlite:///{path}\ngrid: {grid}\n")
+    result = orch("status", str(sweep), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    trials = json.loads(result.stdout)["sweeps"][0]["trials"]
+    order = [(t["objective"], t["model"], t["data_size"], t["seed"]) for t in trials]
+    assert order == sorted(order) and len(order) == 48
