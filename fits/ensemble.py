@@ -1,7 +1,7 @@
 """A curve's law-averaged uncertainty. Each admissible law, with its Akaike weight, carries draws
-of its parameters: a multivariate t around its fit (the delta method's distribution, at the
-seed-noise degrees of freedom) or seed-bootstrap refits. Bands, forecasts and gaps read the
-mixture of the draws' curves, so the uncertainty of the form enters every interval.
+of its parameters: a multivariate normal around its fit (the delta method's distribution) or
+seed-bootstrap refits. Bands, forecasts and gaps read the mixture of the draws' curves, so the
+uncertainty of the form enters every interval.
 
 Laws without a ceiling (`Law.ceiling` None) take part only up to UNBOUNDED_REACH times the
 largest fitted samples; past it, the bounded laws alone forecast, and where they carry under
@@ -128,8 +128,10 @@ def parameter_draws(
     return np.clip(centre + normal * scale, lower, upper)
 
 
-def _draws(fit: FitResult, dof: int) -> np.ndarray:
-    return parameter_draws(fit.values, fit.covariance, fit.bounds, dof)
+def _draws(fit: FitResult) -> np.ndarray:
+    """Normal draws: the seed-noise t enters once, in the PI's noise term (`bands.intervals`);
+    a second, independent t here widened 95% PIs to 97-98% on planted truths."""
+    return parameter_draws(fit.values, fit.covariance, fit.bounds, dof=0)
 
 
 def build_ensemble(
@@ -142,7 +144,7 @@ def build_ensemble(
     """The weighted laws of one curve with their draws: bootstrap `refits` (law -> (n, p))
     when given, else parametric draws."""
     members = tuple(
-        Member(fit, weights[name], refits[name] if refits else _draws(fit, points.pooled_df))
+        Member(fit, weights[name], refits[name] if refits else _draws(fit))
         for name, fit in fits.items()
         if weights.get(name, 0) > 0
     )

@@ -88,7 +88,7 @@ def fit_joint(curves: list[tuple[float, CurvePoints]], span: Span, level: float 
     weight = 1.0 / np.where(np.isfinite(sigma) & (sigma > 0), sigma, max(np.nanmax(sigma), 1e-3))
     found = fit_arrays(joint, PARAMS, x, mean, weight, guess, bounds)
     sigma_seed, dof = _pooled(fitted)
-    draws = parameter_draws(found.values, found.covariance, bounds, min(dof, found.dof))
+    draws = parameter_draws(found.values, found.inflated, bounds, min(dof, found.dof))
     cells = []
     for n, points in (c for c in curves if c[0] == sizes[-1]):
         where = np.column_stack([np.full(len(points.samples), n), points.samples])
@@ -111,5 +111,5 @@ def fit_joint(curves: list[tuple[float, CurvePoints]], span: Span, level: float 
                     pi[0] <= observed <= pi[1],
                 )
             )
-    errors = {name: float(np.sqrt(max(found.covariance[i, i], 0.0))) for i, name in enumerate(PARAMS)}
+    errors = {name: float(np.sqrt(max(found.inflated[i, i], 0.0))) for i, name in enumerate(PARAMS)}
     return JointFit(found.values, errors, tuple(float(s) for s in sizes[:-1]), float(sizes[-1]), tuple(cells))
