@@ -1,6 +1,7 @@
 """Opening a store by URL: the engine for SQLite (WAL, busy timeout, foreign keys) or Postgres,
 the errors a store raises, and the masked URL that is all orch ever prints or logs."""
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -8,7 +9,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-__all__ = ["RACES", "NotFound", "StoreError", "StoreURLError", "engine_for", "mask_url"]
+__all__ = ["RACES", "NotFound", "StoreError", "StoreURLError", "engine_for", "mask_text", "mask_url"]
 
 
 # What a store answers when another process opens or creates it at the same moment.
@@ -46,6 +47,14 @@ def mask_url(url: str) -> str:
     if question:
         query = "&".join(_mask_parameter(pair) for pair in query.split("&"))
     return f"{scheme}://{address}{question}{query}"
+
+
+URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+
+
+def mask_text(text: str) -> str:
+    """Every URL in a text (a sweep file's `store:` line) masked as `mask_url` masks it."""
+    return URL_IN_TEXT.sub(lambda match: mask_url(match.group(0)), text)
 
 
 def _mask_parameter(pair: str) -> str:

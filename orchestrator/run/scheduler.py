@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from db import CheckpointReport, Store
+from db import CheckpointReport, Store, mask_text
 from orchestrator.data.files import check_files
 from orchestrator.run.callbacks import FINISHED, REPORT_KEY, tune_callback
 from orchestrator.run.cluster import connect
@@ -143,7 +143,8 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     try:
         # Ray first: a cluster that cannot be joined leaves nothing in the store, no trial pending.
         owns_ray = bool(todo) and _start_ray(options)
-        store.record_sweep(spec.name, spec.text, spec.text_hash, spec.source, trial_rows(spec))
+        # The file is stored with its secrets masked (a password on its `store:` line).
+        store.record_sweep(spec.name, mask_text(spec.text), spec.text_hash, spec.source, trial_rows(spec))
         if not todo:
             return outcome
         view = ProgressView(todo, options.progress, options.live)
@@ -176,6 +177,9 @@ def _start_ray(options: SweepOptions) -> bool:
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # the store is the record
     os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    # Ray's processes inherit this environment; only the driver writes to the store, so its URL
+    # (a password, maybe) stays here. The CLI has read ORCH_STORE already.
+    os.environ.pop("ORCH_STORE", None)
     if options.address:
         return connect(options.address)
     import ray

@@ -54,7 +54,8 @@ def load_spec(path: str | Path) -> Spec:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise SpecError(f"{path}: YAML syntax error at {where}: {problem}") from None
-    return parse_spec(raw, source=str(path), text=text, base_dir=path.parent)
+    # Absolute on the driver: a worker resolves a relative path against Ray's working directory.
+    return parse_spec(raw, source=str(path), text=text, base_dir=path.resolve().parent)
 
 
 def parse_spec(raw: Any, source: str, text: str = "", base_dir: Path = Path(".")) -> Spec:

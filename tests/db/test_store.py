@@ -7,7 +7,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from db import SCHEMA_VERSION, WIDTHS, CheckpointReport, NotFound, Store, StoreError, StoreURLError, mask_url
+from db import (
+    SCHEMA_VERSION,
+    WIDTHS,
+    CheckpointReport,
+    NotFound,
+    Store,
+    StoreError,
+    StoreURLError,
+    mask_text,
+    mask_url,
+)
 from db.migrations import STEPS
 from tests.rows import measurement, trial_row
 
@@ -131,6 +141,14 @@ def test_newer_schema_is_refused_with_the_fix(store_url):
 )
 def test_every_secret_of_a_url_is_masked(url, masked):
     assert mask_url(url) == masked
+
+
+def test_every_url_in_a_sweep_file_is_masked():
+    text = "name: s\nstore: postgresql+psycopg://u:p@ss@db/x?password=q  # the store\ngrid: {}\n"
+    assert (
+        mask_text(text)
+        == "name: s\nstore: postgresql+psycopg://u:***@db/x?password=***  # the store\ngrid: {}\n"
+    )
 
 
 def test_password_is_masked(store_url):

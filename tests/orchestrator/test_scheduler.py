@@ -20,6 +20,7 @@ from orchestrator.run.raylocal import SESSION
 from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import load_spec, parse_spec
 from orchestrator.training.loop import checkpoint_schedule
+from tests.datasets import file_dataset
 from tests.orchestrator import faults
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
@@ -47,8 +48,12 @@ def expected_rows(trial) -> int:
     return sum(per_metric + (1 if samples else 0) for samples in schedule)
 
 
+PLANTED = "postgresql+psycopg://orch:Planted-S3cret@db-host/orch?sslpassword=Planted-Key"
+
+
 def test_sweep_end_to_end_on_two_nodes(store_url, tmp_path):
-    spec = parse_spec(sweep_raw(), "s.yaml")
+    raw = sweep_raw() | {"store": PLANTED}  # run with another store: the file's is never opened
+    spec = parse_spec(raw, "s.yaml", text=yaml.safe_dump(raw))
     outcome = run_sweep(spec, store_url, SweepOptions(storage=tmp_path, max_concurrent=2))
     assert outcome.counts == {"done": 4} and outcome.exit_code == 0
     store = Store.open(store_url)
@@ -62,6 +67,8 @@ def test_sweep_end_to_end_on_two_nodes(store_url, tmp_path):
     again = run_sweep(spec, store_url, SweepOptions(storage=tmp_path))
     assert again.skipped == 4 and again.counts == {}
     assert len(store.measurements_frame("s")) == len(frame)
+    stored = store.find_sweep("s")["spec_text"]
+    assert "Planted" not in stored and "orch:***@db-host/orch?sslpassword=***" in stored
     password = make_url(store_url).password
     if password:  # no file the sweep wrote holds the store's password
         assert not [p for p in tmp_path.rglob("*") if p.is_file() and password.encode() in p.read_bytes()]
@@ -224,3 +231,18 @@ class PlantedCode:
 
     def __reduce__(self):
         return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_relative_sweep_path_reads_its_files_on_every_worker(tmp_path, monkeypatch):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    pairs = [(f"a red cube {i}", f"the cube {i} is red") for i in range(64)]
+    data = file_dataset(folder, pairs, [f"eval text {i}" for i in range(32)], width=8)
+    raw = sweep_raw("files", objectives=("jepa_good",), sizes=("64",), seeds=(0,))
+    raw |= {"data": data, "eval": {"set": "toy-32", "metrics": ["mutual_knn@10"], "checkpoints": "log2"}}
+    (folder / "files.yaml").write_text(yaml.safe_dump(raw))
+    monkeypatch.chdir(folder)
+    spec = load_spec("files.yaml")  # relative, as `cd data && orch sweep files.yaml` gives it
+    assert Path(spec.trials[0].data.base_dir).is_absolute()
+    outcome = run_sweep(spec, f"sqlite:///{tmp_path / 'o.db'}", SweepOptions(storage=tmp_path / "runs"))
+    assert outcome.counts == {"done": 1}, outcome.summary()
