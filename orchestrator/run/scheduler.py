@@ -99,17 +99,20 @@ def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) ->
     directory = Path(storage) / "checkpoints" / trial.key
     torch.set_num_threads(max(1, int(cell["cpu"])))
 
-    def on_checkpoint(checkpoint: Checkpoint) -> None:
-        report = replace(checkpoint.report, host=f"{checkpoint.report.host}/{node}")
-        save_state(directory, {**checkpoint.state, "report": report.as_dict()})
-        result = {REPORT_KEY: report.as_dict()}
-        tune.report(result, checkpoint=tune.Checkpoint.from_directory(str(directory)))
-
     saved = load_state(directory, trial.key)  # CheckpointError: the trial fails, naming it
+    history: list[dict] = list(saved.get("history", saved["report"]["rows"])) if saved else []
+
+    def on_checkpoint(checkpoint: Checkpoint) -> None:
+        report = replace(checkpoint.report, host=f"{checkpoint.report.host}/{node}").as_dict()
+        history.extend(report["rows"])
+        save_state(directory, {**checkpoint.state, "report": report, "history": history})
+        tune.report({REPORT_KEY: report}, checkpoint=tune.Checkpoint.from_directory(str(directory)))
+
     if saved is not None:
-        # The driver may have died between this checkpoint's save and its rows reaching the
-        # store: report it again (writes are idempotent), and stop if the trial had finished.
-        tune.report({REPORT_KEY: saved["report"]})
+        # The driver may have died before rows reached the store, or this is another store run
+        # from the same folder: report every row the trial has made (writes are idempotent,
+        # so each store ends with each row once), and stop if the trial had finished.
+        tune.report({REPORT_KEY: {**saved["report"], "rows": history}})
         if CheckpointReport.from_dict(saved["report"]).status in FINISHED:
             return
     (runner or run_trial)(

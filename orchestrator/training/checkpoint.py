@@ -19,7 +19,7 @@ import torch
 __all__ = ["CheckpointError", "load_state", "save_state"]
 
 FILES = {"model": "model.pt", "optim": "optim.pt", "rng": "rng.pt"}
-JSON_FILES = ("meta", "report")
+JSON_FILES = ("meta", "report", "history")  # history: every row the trial has reported
 
 
 class CheckpointError(RuntimeError):
@@ -27,8 +27,9 @@ class CheckpointError(RuntimeError):
 
 
 def save_state(directory: Path, state: dict[str, Any]) -> None:
-    """Write {'model', 'optim', 'rng', 'meta'} (and 'report', if given: what the checkpoint
-    reported, so a resumed trial can report it again) into `directory`, replacing it atomically."""
+    """Write {'model', 'optim', 'rng', 'meta'} (and 'report' and 'history', if given: what the
+    checkpoint reported and every row the trial reported so far, so that a resumed trial can
+    report them all again, to any store) into `directory`, replacing it atomically."""
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     staging = directory.with_name(f".{directory.name}.{uuid.uuid4().hex[:8]}.tmp")

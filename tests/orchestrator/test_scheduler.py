@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import psutil
 import pytest
 import torch
@@ -246,3 +247,16 @@ def test_a_relative_sweep_path_reads_its_files_on_every_worker(tmp_path, monkeyp
     assert Path(spec.trials[0].data.base_dir).is_absolute()
     outcome = run_sweep(spec, f"sqlite:///{tmp_path / 'o.db'}", SweepOptions(storage=tmp_path / "runs"))
     assert outcome.counts == {"done": 1}, outcome.summary()
+
+
+def test_a_second_store_run_from_the_same_folder_gets_every_row(tmp_path):
+    spec = parse_spec(sweep_raw("twice", objectives=("jepa_good",), seeds=(0, 1)), "s.yaml")
+    columns = ["trial_key", "samples_seen", "metric", "reference", "eval_set", "value"]
+    frames = []
+    for name in ("a", "b"):  # the same .orch/ folder: B's trials find A's finished checkpoints
+        url = f"sqlite:///{tmp_path / f'{name}.db'}"
+        outcome = run_sweep(spec, url, SweepOptions(storage=tmp_path / ".orch"))
+        assert outcome.counts == {"done": 2}, outcome.summary()
+        frames.append(Store.open(url).measurements_frame("twice")[columns].reset_index(drop=True))
+    assert len(frames[0]) == sum(expected_rows(t) for t in spec.trials)
+    pd.testing.assert_frame_equal(frames[0], frames[1])
