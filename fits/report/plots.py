@@ -23,7 +23,7 @@ import pandas as pd
 from fits.level import LEVEL, Z
 from fits.results import CurveFit, FitRun, GapEstimate
 
-__all__ = ["write_plots"]
+__all__ = ["calibration_figure", "figures", "gap_figure", "residual_figure", "scaling_figure", "write_plots"]
 
 COLOURS = {"jepa_good": "tab:blue", "jepa_bad": "tab:orange", "ntp": "tab:green"}
 MARKERS = ("o", "s", "^", "v", "D", "P")
@@ -151,7 +151,7 @@ def _published(run: FitRun, baselines: pd.DataFrame, reference: str, eval_sets: 
     return list(rows.itertuples())
 
 
-def _scaling_plot(run: FitRun, model: str, reference: str, baselines: pd.DataFrame, out: Path) -> list[Path]:
+def scaling_figure(run: FitRun, model: str, reference: str, baselines: pd.DataFrame) -> plt.Figure:
     curves = [c for c in run.curves if (c.key["model"], c.key["reference"]) == (model, reference)]
     figure, axes = plt.subplots(figsize=(7.5, 4.5))
     for curve in curves:
@@ -184,10 +184,10 @@ def _scaling_plot(run: FitRun, model: str, reference: str, baselines: pd.DataFra
         figure.text(
             0.01, -0.02, "flags  " + "\n       ".join(lines), fontsize=6, va="top", family="monospace"
         )
-    return _save(figure, out, f"scaling_{model}_{reference}")
+    return figure
 
 
-def _residual_plot(run: FitRun, out: Path) -> list[Path]:
+def residual_figure(run: FitRun) -> plt.Figure:
     figure, axes = plt.subplots(figsize=(7.5, 3))
     references = sorted({c.key["reference"] for c in run.curves})
     for curve in run.curves:
@@ -209,7 +209,7 @@ def _residual_plot(run: FitRun, out: Path) -> list[Path]:
     axes.set_xlabel("samples seen")
     axes.set_ylabel("residual of the heaviest law\n(seed-noise z)", fontsize=8)
     axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    return _save(figure, out, "residuals")
+    return figure
 
 
 def _gap_text(gap: GapEstimate) -> str:
@@ -219,12 +219,12 @@ def _gap_text(gap: GapEstimate) -> str:
     return "\n".join(lines)
 
 
-def _gap_plot(run: FitRun, index: int, gap: GapEstimate, out: Path) -> list[Path]:
-    stem = f"gap_{index}_{gap.faster}_{gap.slower}_{gap.reference}"
+def gap_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
+    """The two curves and the crossing; the reasons as a text panel when not identifiable."""
     if not gap.identifiable:
         figure = plt.figure(figsize=(7.5, 1.2 + 0.25 * len(gap.reasons)))
         figure.text(0.01, 0.95, _gap_text(gap), fontsize=8, va="top", wrap=True)
-        return _save(figure, out, stem)
+        return figure
     figure, axes = plt.subplots(figsize=(7.5, 4))
     for curve in run.curves:
         if curve.key["objective"] in (gap.faster, gap.slower) and (
@@ -265,13 +265,13 @@ def _gap_plot(run: FitRun, index: int, gap: GapEstimate, out: Path) -> list[Path
     axes.set_ylabel(gap.metric)
     axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     figure.text(0.01, -0.02, "flags  " + ", ".join(f.split(":")[0] for f in gap.flags), fontsize=6, va="top")
-    return _save(figure, out, stem)
+    return figure
 
 
-def _calibration_plot(run: FitRun, out: Path) -> list[Path]:
+def calibration_figure(run: FitRun) -> plt.Figure | None:
     zs = np.array([h.z for c in run.curves for h in c.held_out])
     if zs.size == 0:
-        return []
+        return None
     inside = sum(h.within_seed_noise for c in run.curves for h in c.held_out)
     clipped = int(np.sum(np.abs(zs) > Z_EDGE))
     figure, axes = plt.subplots(figsize=(5, 3))
@@ -282,17 +282,24 @@ def _calibration_plot(run: FitRun, out: Path) -> list[Path]:
     axes.set_title(f"held-out cells: n = {zs.size}, {inside} inside the {LEVEL:.0%} PI{edge}", fontsize=8)
     axes.set_xlabel("z = (observed - forecast) / sd of the forecast")
     axes.set_ylabel("cells")
-    return _save(figure, out, "calibration")
+    return figure
+
+
+def figures(run: FitRun, baselines: pd.DataFrame) -> list[tuple[str, plt.Figure]]:
+    """(file stem, figure) for every plot of the report."""
+    drawn = [
+        (f"scaling_{model}_{reference}", scaling_figure(run, model, reference, baselines))
+        for model, reference in sorted({(c.key["model"], c.key["reference"]) for c in run.curves})
+    ]
+    if run.curves:
+        drawn.append(("residuals", residual_figure(run)))
+    for index, gap in enumerate(run.gaps):
+        drawn.append((f"gap_{index}_{gap.faster}_{gap.slower}_{gap.reference}", gap_figure(run, gap)))
+    if (calibration := calibration_figure(run)) is not None:
+        drawn.append(("calibration", calibration))
+    return drawn
 
 
 def write_plots(run: FitRun, out: Path, baselines: pd.DataFrame) -> list[Path]:
-    """Every plot of the report under `out`; returns the files written."""
-    paths = []
-    for model, reference in sorted({(c.key["model"], c.key["reference"]) for c in run.curves}):
-        paths += _scaling_plot(run, model, reference, baselines, out)
-    if run.curves:
-        paths += _residual_plot(run, out)
-    for index, gap in enumerate(run.gaps):
-        paths += _gap_plot(run, index, gap, out)
-    paths += _calibration_plot(run, out)
-    return paths
+    """Every plot of the report under `out`, as PNG and SVG; returns the files written."""
+    return [path for stem, figure in figures(run, baselines) for path in _save(figure, out, stem)]

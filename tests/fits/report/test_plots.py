@@ -1,11 +1,20 @@
 """Plots draw the results they are given: the shaded bands are the fit's own, bootstrap included."""
 
+from dataclasses import replace
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from fits.report.plots import _draw_curve, write_plots
-from fits.results import FitOptions, FitRun
+from fits.report.plots import (
+    _draw_curve,
+    calibration_figure,
+    gap_figure,
+    residual_figure,
+    scaling_figure,
+    write_plots,
+)
+from fits.results import FitOptions, FitRun, GapEstimate
 from tests.stores import NULL_P95
 
 
@@ -41,3 +50,91 @@ def test_every_plot_is_written_as_png_and_svg(curves, tmp_path):
     names = {p.name for p in paths}
     assert {"scaling_base_dino.png", "scaling_base_dino.svg", "residuals.png", "calibration.svg"} <= names
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+def published(reference: str, eval_set: str) -> pd.DataFrame:
+    row = {"source": "paper", "model": "NTP 109M", "objective": "ntp", "metric": "mutual_knn@10"}
+    return pd.DataFrame(
+        [row | {"reference": reference, "eval_set": eval_set, "samples": 9e8, "value": 0.111}]
+    )
+
+
+def labels(axes: plt.Axes) -> list[str]:
+    return [text.get_text() for text in axes.get_legend().get_texts()]
+
+
+def test_the_scaling_plot_frames_data_and_forecasts_and_labels_every_mark(curves):
+    run = FitRun("sim", "x", FitOptions(), curves=list(curves.values()))
+    figure = scaling_figure(run, "base", "dino", published("dino", "wit-1024"))
+    axes = figure.axes[0]
+    low, high = axes.get_xlim()
+    samples = [s for c in curves.values() for s in c.points.samples] + [900e6]
+    assert low <= min(samples) and high >= max(samples)  # the data and the 900M forecast
+    assert high < 900e6 * 3 and low > min(samples) / 3  # and not much more
+    assert axes.get_ylim()[0] >= 0 and axes.get_ylim()[1] <= 1
+    names = labels(axes)
+    for expected in (
+        "ntp: 95% CI of the mean",
+        "ntp: 95% PI of a 3-seed mean",
+        "ntp: random init 0.0",
+        "chance",
+    ):
+        assert any(name.startswith(expected) for name in names), (expected, names)
+    assert any("mean ± seed sd (3 seeds)" in name for name in names)
+    assert any(name.startswith("published: NTP 109M") for name in names)
+    diamonds = [line for line in axes.lines if line.get_marker() == "D"]
+    assert len(diamonds) == sum(len(c.forecasts) for c in curves.values())  # each forecast marked
+    assert axes.get_legend().get_bbox_to_anchor().x0 > axes.get_window_extent().x1 - 1  # outside
+    assert any(
+        text.get_text().startswith("flags") and "EXTRAPOLATED" in text.get_text() for text in figure.texts
+    )
+    plt.close(figure)
+
+
+def test_published_points_appear_only_for_the_same_reference_and_eval_set(curves):
+    run = FitRun("sim", "x", FitOptions(), curves=list(curves.values()))
+    for reference, eval_set in (("clip", "wit-1024"), ("dino", "coco")):
+        figure = scaling_figure(run, "base", "dino", published(reference, eval_set))
+        assert not any(name.startswith("published") for name in labels(figure.axes[0]))
+        plt.close(figure)
+
+
+def test_residuals_tell_references_apart_and_calibration_states_its_n(curves):
+    twin = replace(curves["ntp"], key=curves["ntp"].key | {"reference": "clip"})
+    run = FitRun("sim", "x", FitOptions(), curves=[*curves.values(), twin])
+    residuals = residual_figure(run).axes[0]
+    styles = {
+        line.get_label(): (line.get_marker(), line.get_linestyle())
+        for line in residuals.lines
+        if "vs" in line.get_label()
+    }
+    assert styles["ntp vs dino (saturating)"] != styles["ntp vs clip (saturating)"]
+    calibration = calibration_figure(run)
+    cells = sum(len(c.held_out) for c in run.curves)
+    assert f"n = {cells}," in calibration.axes[0].get_title()
+    plt.close("all")
+
+
+def test_a_gap_the_data_do_not_identify_is_a_text_panel(curves):
+    gap = GapEstimate(
+        "jepa_good",
+        "ntp",
+        "base",
+        "mutual_knn@10",
+        "dino",
+        "wit-1024",
+        0.1,
+        None,
+        None,
+        None,
+        None,
+        False,
+        ["A is above the target 0.1 from its first checkpoint"],
+        {"side": ">=", "ratio": 12.0},
+        None,
+        [],
+        ["NOT_IDENTIFIABLE"],
+    )
+    figure = gap_figure(FitRun("sim", "x", FitOptions(), curves=list(curves.values())), gap)
+    assert figure.axes == [] and "not identifiable (R >= 12x)" in figure.texts[0].get_text()
+    plt.close(figure)
