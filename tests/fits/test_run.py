@@ -40,3 +40,30 @@ def test_a_second_fit_writes_its_own_folder_and_scores_no_cell_twice(tmp_path):
     # the first fit's forecasts were at held-out cells and at 900M: the second fit holds the same
     # cells out (scored in its own held-out table), so no earlier forecast is scored again
     assert second.earlier == [] and len(second.curves[0].held_out) == 1
+
+
+def test_published_gaps_are_their_own_section_and_only_where_measured_alike(tmp_path):
+    store = simulated_store(f"sqlite:///{tmp_path / 'o.db'}")
+    rows = [
+        (reference, model, objective, samples, value)
+        for reference in ("dino", "dinov2_vitb")  # the sweep measured against dino only
+        for model, objective, samples, value in (
+            ("NTP 109M", "ntp", 900e6, 0.111),
+            ("JEPA 109M", "jepa_good", 21.6e6, 0.109),
+        )
+    ]
+    store.write_baselines(
+        [
+            {"source": "paper", "model": m, "objective": o, "metric": "mutual_knn@10", "reference": r}
+            | {"eval_set": "wit-1024", "samples": s, "value": v, "note": ""}
+            for r, m, o, s, v in rows
+        ]
+    )
+    options = FitOptions(gaps=("jepa_good:ntp",), out_dir=str(tmp_path / "r"))
+    run = run_fit(store, "sim", options)
+    assert [g.reference for g in run.published] == ["dino"] and "PUBLISHED" in run.published[0].flags
+    assert all("PUBLISHED" not in g.flags for g in run.gaps)
+    assert (
+        "## Published checkpoints (not measured here)"
+        in (Path(run.report_path).parent / "report.md").read_text()
+    )
