@@ -10,8 +10,9 @@ law down to one sample or out to a size nobody ran:
 - the interval is the percentile interval of R over the mixtures' curve draws. A draw that does
   not reach the target inside the search range leaves the interval open on that side.
 
-A gap is identifiable when both crossings are observed and its interval is closed and spans
-at most MAX_SPAN; otherwise `reasons` says why in words.
+A gap is identifiable when both crossings are observed, its interval is closed and spans at
+most MAX_SPAN, and the lack-of-fit test does not reject either curve's heaviest law at
+MISFIT_P; otherwise `reasons` says why in words (and a rejected law gives no bound either).
 """
 
 from dataclasses import dataclass, field
