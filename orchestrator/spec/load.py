@@ -37,7 +37,25 @@ from orchestrator.spec.sections import (
     with_override,
 )
 
-__all__ = ["load_spec", "parse_spec"]
+__all__ = ["MAX_TRIALS", "load_spec", "parse_spec"]
+
+MAX_TRIALS = 100_000  # a grid larger than this is refused unless the file raises `max_trials`
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.safe_load, except that a key given twice in one mapping is an error: YAML's last
+    one wins, and a sweep would silently run a grid other than the one its author read."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (give each key once)", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -48,7 +66,7 @@ def load_spec(path: str | Path) -> Spec:
     except (OSError, UnicodeDecodeError) as error:
         raise SpecError(f"{path}: cannot read ({error.__class__.__name__}: {error})") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: builds no objects
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
@@ -70,17 +88,20 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
         raise FieldError("(top)", "the file is empty (start from sweeps/goodview_vs_ntp.yaml)")
     known = (
         "name", "store", "data", "eval", "grid", "include", "exclude",
-        "train", "resources", "holdout",
+        "train", "resources", "holdout", "max_trials",
     )  # fmt: skip
     top = read_mapping(raw, "", known, required=("name", "grid"))
     name = read_string(top["name"], "name")
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise FieldError("name", f"{name!r} may hold only letters, digits, '_', '.' and '-'")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name):
+        raise FieldError(
+            "name", f"{name!r} may hold only letters, digits, '_', '.' and '-', and not start with '.' or '-'"
+        )
     store = read_string(top.get("store", DEFAULT_STORE), "store")
     data = parse_data(top.get("data", {"source": "world"}), str(base_dir))
     evaluation = parse_eval(top.get("eval", {}), data)
     raw_train = base_recipe(top.get("train", {}))
     axes = _parse_grid(top["grid"], raw_train)
+    _check_size(axes, read_int(top.get("max_trials", MAX_TRIALS), "max_trials", low=1, high=10**9))
     cells = list(_expand(axes))
     cells += _parse_include(top.get("include", []), raw_train)
     excludes = _parse_exclude(top.get("exclude", []), axes)
@@ -107,6 +128,20 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
         source=source,
         text=text,
     )
+
+
+def _check_size(axes: dict[str, list[Any]], cap: int) -> None:
+    """Refuse a grid over `cap` cells before expanding it (10^7 cells would take minutes)."""
+    count = 1
+    for values in axes.values():
+        count *= len(values)
+    if count > cap:
+        shape = " x ".join(f"{axis} {len(values)}" for axis, values in axes.items())
+        raise FieldError(
+            "grid",
+            f"{count:,} trials ({shape}) is more than max_trials {cap:,}; "
+            f"set max_trials: {count} at the top of the file to run it",
+        )
 
 
 def _parse_axis_value(axis: str, value: Any, path: str, raw_train: dict) -> Any:

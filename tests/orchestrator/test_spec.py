@@ -214,6 +214,22 @@ FILES = {
     "empty_file": ("", "(top): the file is empty"),
     "top_list": ("- 1\n- 2\n", "expected a mapping"),
     "store_empty": (with_top(store=""), "store: expected a non-empty string"),
+    "name_dots": (with_top(name=".."), "name: '..' may hold only letters"),
+    "name_hidden": (with_top(name=".sweep"), "not start with '.' or '-'"),
+    "key_twice": (GOOD + "grid: {objective: [ntp]}\n", "duplicate key 'grid' (give each key once)"),
+    "axis_key_twice": (
+        "name: x\ngrid:\n  objective: [ntp]\n  objective: [jepa_good]\n  model: [tiny]\n"
+        "  data_size: [4K]\n  seed: [0]\n",
+        "line 4, column 3: duplicate key 'objective'",
+    ),
+    "grid_too_big": (
+        with_grid(
+            seed=list(range(1000)), data_size=[f"{k}K" for k in range(1, 101)], **{"train.lr": [1e-3, 2e-3]}
+        ),
+        "grid: 400,000 trials (data_size 100 x model 1 x objective 2 x seed 1000 x train.lr 2) is more than "
+        "max_trials 100,000; set max_trials: 400000 at the top of the file to run it",
+    ),
+    "max_trials_zero": (with_top(max_trials=0), "max_trials: 0 is out of range"),
 }
 
 
