@@ -12,6 +12,8 @@ from sqlalchemy.exc import ArgumentError
 __all__ = ["RACES", "NotFound", "StoreError", "StoreURLError", "engine_for", "mask_text", "mask_url"]
 
 
+CONNECT_TIMEOUT_S = 10  # seconds a Postgres server has to answer a new connection
+
 # What a store answers when another process opens or creates it at the same moment.
 RACES = ("database is locked", "already exists", "duplicate key")
 
@@ -79,7 +81,10 @@ def engine_for(url: str) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     if parsed.drivername == "postgresql+psycopg":
-        return create_engine(parsed, pool_pre_ping=True)
+        # A host that accepts connections and never answers must not hang a command: libpq's
+        # connect_timeout, unless the URL sets its own (?connect_timeout=N).
+        waits = {} if "connect_timeout" in parsed.query else {"connect_timeout": CONNECT_TIMEOUT_S}
+        return create_engine(parsed, pool_pre_ping=True, connect_args=waits)
     raise StoreURLError(
         f"{mask_url(url)}: unsupported database '{parsed.drivername}' "
         "(use sqlite:///FILE or postgresql+psycopg://user@host/db)"

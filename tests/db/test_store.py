@@ -2,6 +2,10 @@
 the schema version check and password masking."""
 
 import multiprocessing
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -235,3 +239,32 @@ def test_a_schema_1_postgres_store_gets_the_new_widths(store_url):
         ).scalar()
     engine.dispose()
     assert (store.upgraded_from, width) == (1, WIDTHS["model"])
+
+
+def test_a_postgres_host_that_never_answers_fails_in_one_line_within_15_s(tmp_path):
+    """A socket that accepts connections and says nothing: the store gives up, it does not hang."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    started = time.monotonic()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orchestrator",
+            "--store",
+            f"postgresql+psycopg://orch:s3cret@127.0.0.1:{port}/x",
+            "status",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    took = time.monotonic() - started
+    silent.close()
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"orch: error: store postgresql+psycopg://orch:***@127.0.0.1:{port}/x")
+    assert took < 15, took
