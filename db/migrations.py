@@ -12,7 +12,7 @@ from sqlalchemy import Connection, text, update
 
 import db.schema as schema
 
-__all__ = ["STEPS", "AddColumn", "Widen", "upgrade"]
+__all__ = ["STEPS", "AddColumn", "ToBigInt", "Widen", "upgrade"]
 
 
 @dataclass(frozen=True)
@@ -43,13 +43,33 @@ class AddColumn:
         connection.execute(text(f"ALTER TABLE {self.table} ADD COLUMN {self.column} FLOAT"))
 
 
+@dataclass(frozen=True)
+class ToBigInt:
+    """An integer column made 64-bit (SQLite's INTEGER already is; Postgres alters the type)."""
+
+    table: str
+    column: str
+
+    def apply(self, connection: Connection) -> None:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text(f"ALTER TABLE {self.table} ALTER COLUMN {self.column} TYPE BIGINT"))
+
+
 def _widen(tables: tuple[str, ...], column: str, old: int, kind: str) -> tuple[Widen, ...]:
     return tuple(Widen(table, column, old, schema.WIDTHS[kind]) for table in tables)
 
 
 CURVES = ("fits", "forecasts")
 # STEPS[v] takes a store from version v to v + 1.
-STEPS: dict[int, tuple[Widen | AddColumn, ...]] = {
+COUNTS = (  # sample counts up to 10^13 (and the parameter count) need 64 bits
+    ("trials", "n_params"),
+    ("trials", "data_size"),
+    ("trials", "budget_samples"),
+    ("trials", "samples_seen"),
+    ("measurements", "samples_seen"),
+    ("measurements", "step"),
+)
+STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt, ...]] = {
     1: (  # one width per kind of name (objective 32 vs 64, reference 64 vs 128, ...)
         *_widen(("trials", *CURVES), "objective", 32, "objective"),
         *_widen(("trials", *CURVES, "gaps"), "model", 32, "model"),
@@ -59,6 +79,7 @@ STEPS: dict[int, tuple[Widen | AddColumn, ...]] = {
         *_widen(("gaps",), "slower", 32, "objective"),
     ),
     2: tuple(AddColumn("measurements", column) for column in schema.MEASUREMENT_NOISE),  # noise, null
+    3: tuple(ToBigInt(table, column) for table, column in COUNTS),
 }
 
 

@@ -2,6 +2,7 @@
 how an older store reaches it. A name has one width wherever it is stored (`WIDTHS`)."""
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Float,
     ForeignKey,
@@ -31,7 +32,7 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
@@ -80,14 +81,14 @@ trials = Table(
     Column("config", Text, nullable=False),  # the TrialConfig's JSON
     Column("objective", _name("objective"), nullable=False),
     Column("model", _name("model"), nullable=False),
-    Column("n_params", Integer),  # measured from the module once the trial has built it
-    Column("data_size", Integer, nullable=False),
+    Column("n_params", BigInteger),  # measured from the module once the trial has built it
+    Column("data_size", BigInteger, nullable=False),
     Column("seed", Integer, nullable=False),
-    Column("budget_samples", Integer, nullable=False),
+    Column("budget_samples", BigInteger, nullable=False),
     Column("status", _name("status"), nullable=False, default="pending"),
     Column("reason", Text),
     Column("attempts", Integer, nullable=False, default=0),
-    Column("samples_seen", Integer, nullable=False, default=0),
+    Column("samples_seen", BigInteger, nullable=False, default=0),
     Column("host", _name("host")),
     Column("device", _name("device")),
     Column("created", Float, nullable=False),
@@ -110,12 +111,12 @@ measurements = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("trial_key", _name("key"), ForeignKey("trials.key", ondelete="CASCADE"), nullable=False),
-    Column("samples_seen", Integer, nullable=False),
+    Column("samples_seen", BigInteger, nullable=False),
     Column("metric", _name("metric"), nullable=False),  # 'mutual_knn@10', or 'mutual_knn@10/layer2'
     Column("reference", _name("reference"), nullable=False),
     Column("eval_set", _name("eval_set"), nullable=False),
     Column("value", Float, nullable=False),
-    Column("step", Integer, nullable=False),
+    Column("step", BigInteger, nullable=False),
     Column("flops", Float, nullable=False),
     Column("wall_s", Float, nullable=False),
     *(Column(name, Float) for name in MEASUREMENT_NOISE),

@@ -3,11 +3,12 @@
 import re
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["SizeError", "format_size", "parse_size"]
+__all__ = ["MAX_SIZE", "SizeError", "format_size", "parse_size"]
 
 _SUFFIX = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9, "T": 10**12}
 _PATTERN = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMBGT]?)\s*$", re.IGNORECASE)
 SIZE_HINT = "write 145K, 21.6M or 940M"
+MAX_SIZE = 10**13  # samples: far past any run, and inside the store's 64-bit integers
 
 
 class SizeError(ValueError):
@@ -33,6 +34,8 @@ def parse_size(value: object) -> int:
         raise SizeError(f"{value!r} is not a whole number of samples ({SIZE_HINT})")
     if number <= 0:
         raise SizeError(f"{value!r} is not a positive number of samples ({SIZE_HINT})")
+    if number > MAX_SIZE:
+        raise SizeError(f"{value!r} is more than 10T samples, the most a store holds")
     return int(number)
 
 

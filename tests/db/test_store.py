@@ -225,6 +225,8 @@ def test_a_schema_1_postgres_store_gets_the_new_widths(store_url):
             connection.execute(text(step.statement(step.old)))
         for step in STEPS[2]:
             connection.execute(text(f"ALTER TABLE {step.table} DROP COLUMN {step.column}"))
+        for step in STEPS[3]:
+            connection.execute(text(f"ALTER TABLE {step.table} ALTER COLUMN {step.column} TYPE INTEGER"))
         connection.execute(text("UPDATE orch_meta SET value = '1' WHERE key = 'schema'"))
     with pytest.raises(StoreError, match="db upgrade"):
         Store.open(store_url)
@@ -268,3 +270,34 @@ def test_a_postgres_host_that_never_answers_fails_in_one_line_within_15_s(tmp_pa
     assert result.returncode == 1 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith(f"orch: error: store postgresql+psycopg://orch:***@127.0.0.1:{port}/x")
     assert took < 15, took
+
+
+def test_sample_counts_up_to_ten_trillion_round_trip(store_url):
+    store = Store.open(store_url)
+    size = 10**13
+    store.record_sweep("huge", "a", "h", "s.yaml", [trial_row("h" * 64, data_size=size, budget_samples=size)])
+    store.write_measurements([measurement("h" * 64, size, step=size // 64)])
+    trials, frame = store.trials_frame("huge"), store.measurements_frame("huge")
+    assert int(trials.data_size.iloc[0]) == size and int(frame.samples_seen.iloc[0]) == size
+
+
+@pytest.mark.postgres
+def test_an_upgraded_postgres_store_holds_64_bit_counts(store_url):
+    if not store_url.startswith("postgresql"):
+        pytest.skip("SQLite integers are 64-bit already")
+    Store.open(store_url).close()
+    engine = create_engine(store_url)
+    with engine.begin() as connection:  # a schema-3 store: 32-bit counts
+        for step in STEPS[3]:
+            connection.execute(text(f"ALTER TABLE {step.table} ALTER COLUMN {step.column} TYPE INTEGER"))
+        connection.execute(text("UPDATE orch_meta SET value = '3' WHERE key = 'schema'"))
+    assert Store.open(store_url, upgrade=True).upgraded_from == 3
+    with engine.connect() as connection:
+        types = connection.execute(
+            text(
+                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = "
+                "'trials' AND column_name IN ('data_size', 'budget_samples', 'samples_seen')"
+            )
+        ).fetchall()
+    engine.dispose()
+    assert {kind for _, kind in types} == {"bigint"} and len(types) == 3

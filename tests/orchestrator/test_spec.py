@@ -230,6 +230,7 @@ FILES = {
         "max_trials 100,000; set max_trials: 400000 at the top of the file to run it",
     ),
     "max_trials_zero": (with_top(max_trials=0), "max_trials: 0 is out of range"),
+    "size_huge": (with_grid(data_size=["4K", "20T"]), "grid.data_size[1]: '20T' is more than 10T samples"),
 }
 
 
