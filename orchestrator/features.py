@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
+from orchestrator.data.matrices import check_matrix, load_arrays
 from orchestrator.errors import InputError
 
 __all__ = ["load_layers", "score_files"]
@@ -12,26 +13,11 @@ __all__ = ["load_layers", "score_files"]
 
 def load_layers(path: Path) -> list[tuple[str, np.ndarray]]:
     """(layer name, rows x width) pairs; every problem is an InputError naming the file."""
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        raise InputError(f"{path}: cannot read features ({error}); write them with numpy.save") from None
-    if isinstance(loaded, np.lib.npyio.NpzFile):
-        with loaded:
-            layers = [(name, loaded[name]) for name in loaded.files]
-    else:
-        layers = [("0", loaded)]
-    if not layers:
-        raise InputError(f"{path}: holds no arrays (save one matrix per layer)")
-    for name, array in layers:
-        where = f"{path}" if len(layers) == 1 else f"{path}[{name}]"
-        if array.ndim != 2:
-            raise InputError(f"{where}: shape {array.shape} is not rows x width (reshape to 2-D)")
-        if not np.issubdtype(array.dtype, np.number):
-            raise InputError(f"{where}: dtype {array.dtype} is not numeric")
-        if not np.isfinite(array).all():
-            raise InputError(f"{where}: holds NaN or inf (drop or impute those rows)")
-    return layers
+    layers = load_arrays(path)
+    return [
+        (name, check_matrix(array, str(path) if len(layers) == 1 else f"{path}[{name}]"))
+        for name, array in layers
+    ]
 
 
 def score_files(path_a: Path, path_b: Path, metrics: Sequence[str], clamp: bool) -> list[dict]:

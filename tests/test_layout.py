@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
         "db",
         "orchestrator.errors",
     },
-    "orchestrator.features": {"orchestrator.alignment", "orchestrator.errors"},
+    "orchestrator.features": {"orchestrator.alignment", "orchestrator.data", "orchestrator.errors"},
     "orchestrator.baselines": {"orchestrator.spec", "orchestrator.errors"},
     "fits.math": set(),  # FITS_MATH: arrays in, arrays out
     "fits.results": {"fits.math"},

@@ -14,14 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from orchestrator.errors import InputError
+from orchestrator.data.matrices import DataError, check_matrix, load_arrays
 from orchestrator.spec import DataConfig
 
 __all__ = ["DataError", "check_files", "iter_documents", "iter_pairs", "read_eval"]
-
-
-class DataError(InputError):
-    """A data file that is missing, unreadable or malformed."""
 
 
 def _rows(path: Path) -> Iterator[tuple[str, dict]]:
@@ -100,17 +96,13 @@ def read_eval(texts_path: Path, features: dict[str, Path]) -> tuple[list[str], d
     texts = [_text(row, "text", where) for where, row in _rows(texts_path)]
     references = {}
     for name, path in features.items():
-        if not path.exists():
-            raise DataError(f"{path}: no such file (reference '{name}')")
-        try:
-            matrix = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise DataError(f"{path}: not a .npy feature matrix ({error})") from None
-        if matrix.ndim != 2:
-            raise DataError(f"{path}: shape {matrix.shape} is not rows x width")
+        arrays = load_arrays(path)
+        if len(arrays) != 1:
+            raise DataError(
+                f"{path}: {len(arrays)} arrays (reference '{name}' is one matrix: save it with numpy.save)"
+            )
+        matrix = check_matrix(arrays[0][1], f"{path} (reference '{name}')")
         if matrix.shape[0] != len(texts):
             raise DataError(f"{path}: {matrix.shape[0]} rows, but {texts_path} has {len(texts)} texts")
-        if not np.isfinite(matrix).all():
-            raise DataError(f"{path}: holds NaN or inf")
         references[name] = matrix
     return texts, references

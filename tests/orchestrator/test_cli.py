@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -150,11 +151,28 @@ def test_align_scores_files_and_rejects_broken_ones(tmp_path):
     np.save(tmp_path / "nan.npy", nan)
     np.save(tmp_path / "flat.npy", rng.normal(size=200))
     (tmp_path / "junk.npy").write_text("not numpy")
+    (tmp_path / "empty.npy").write_bytes(b"")
+    np.save(tmp_path / "no_rows.npy", np.zeros((0, 16)))
+    np.save(tmp_path / "no_width.npy", np.zeros((200, 0)))
+    np.save(tmp_path / "complex.npy", rng.normal(size=(200, 16)) * (1 + 1j))
+    np.save(tmp_path / "text.npy", np.full((200, 16), "x"))
+    np.save(tmp_path / "bool.npy", np.ones((200, 16), dtype=bool))
+    np.savez(tmp_path / "pickled.npz", layer=np.array([{"a": 1}] * 200, dtype=object))
+    with zipfile.ZipFile(tmp_path / "zip.npz", "w") as archive:
+        archive.writestr("readme.txt", "not an array")
     cases = {
         "short.npy": "rows must be paired",
         "nan.npy": "NaN",
         "flat.npy": "not rows x width",
-        "junk.npy": "cannot read",
+        "junk.npy": "not a feature file",
+        "empty.npy": "not a feature file",
+        "no_rows.npy": "0 rows x 16 columns (need 2+ rows, 1+ column)",
+        "no_width.npy": "200 rows x 0 columns",
+        "complex.npy": "complex values",
+        "text.npy": "dtype <U1 is not numeric",
+        "bool.npy": "dtype bool is not numeric",
+        "pickled.npz": "not a feature file (Object arrays cannot be loaded when allow_pickle=False)",
+        "zip.npz": "not a feature file",
     }
     for name, message in cases.items():
         line = one_error_line(orch("align", str(tmp_path / "a.npy"), str(tmp_path / name)))

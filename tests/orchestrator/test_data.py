@@ -1,5 +1,7 @@
 """The embedded world is reproducible and the file datasets load good files and reject bad ones."""
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -119,7 +121,7 @@ def test_broken_files_are_rejected_naming_the_file(tmp_path):
     nan = np.zeros((3, 4))
     nan[1, 2] = np.nan
     np.save(tmp_path / "nan.npy", nan)
-    with pytest.raises(DataError, match=r"nan\.npy: holds NaN"):
+    with pytest.raises(DataError, match=r"nan\.npy \(reference 'dino'\): holds NaN"):
         read_eval(texts, {"dino": tmp_path / "nan.npy"})
 
 
@@ -151,3 +153,31 @@ def test_file_trial_data_end_to_end(tmp_path):
         assert batch.shape == (5, 1 if config.objective == "ntp" else 2, 16)
         np.testing.assert_array_equal(data.take(31, 2), batch[1:3])
         assert data.eval_set.references["dino"].shape == (30, 8)
+
+
+@pytest.mark.parametrize(
+    ("name", "array", "message"),
+    [
+        ("complex.npy", np.ones((3, 4)) * 1j, "complex values"),
+        ("text.npy", np.full((3, 4), "x"), "dtype <U1 is not numeric"),
+        ("one_row.npy", np.zeros((1, 4)), "1 rows x 4 columns (need 2+ rows, 1+ column)"),
+        (
+            "layers.npz",
+            {"a": np.zeros((3, 4)), "b": np.zeros((3, 4))},
+            "2 arrays (reference 'dino' is one matrix",
+        ),
+        ("empty.npy", b"", "not a feature file"),
+    ],
+)
+def test_a_bad_reference_matrix_is_one_line_naming_it(tmp_path, name, array, message):
+    texts = write_jsonl(tmp_path / "t.jsonl", [{"text": "a"}, {"text": "b"}, {"text": "c"}])
+    path = tmp_path / name
+    if isinstance(array, bytes):
+        path.write_bytes(array)
+    elif isinstance(array, dict):
+        np.savez(path, **array)
+    else:
+        np.save(path, array)
+    with pytest.raises(DataError, match=re.escape(message)) as caught:
+        read_eval(texts, {"dino": path})
+    assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)
