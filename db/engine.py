@@ -75,8 +75,17 @@ def engine_for(url: str) -> Engine:
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.drivername == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        if not parsed.database or parsed.database == ":memory:":
+            raise StoreURLError(
+                f"{mask_url(url)}: an in-memory store keeps nothing after the command (give a file: "
+                "sqlite:///orch.db)"
+            )
+        folder = Path(parsed.database).expanduser().parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            why = "a file is in the way" if isinstance(error, FileExistsError) else error.strerror
+            raise StoreURLError(f"{mask_url(url)}: cannot make its folder {folder} ({why})") from None
         engine = create_engine(parsed, connect_args={"timeout": 60})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine

@@ -8,6 +8,7 @@ trial can neither lose nor duplicate a row.
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, inspect, select, update
@@ -16,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 import db.migrations as migrations
 import db.schema as schema
-from db.engine import RACES, NotFound, StoreError, engine_for, mask_url
+from db.engine import RACES, NotFound, StoreError, StoreURLError, engine_for, mask_url
 from db.rows import CheckpointReport, Measurement, TrialMeasurement, TrialRow, TrialState, columns
 from db.schema import SCHEMA_VERSION
 
@@ -38,15 +39,16 @@ ALLOWED_FROM = {
 class Store:
     """The record of sweeps, trials, measurements, baselines, fits, forecasts and gaps."""
 
-    def __init__(self, url: str, upgrade: bool = False) -> None:
+    def __init__(self, url: str, upgrade: bool = False, create: bool = True) -> None:
         self.url = mask_url(url)
         self._engine = engine_for(url)
-        self.upgraded_from = self._ensure_schema(upgrade)
+        self.upgraded_from = self._ensure_schema(upgrade, create)
 
     @classmethod
-    def open(cls, url: str, upgrade: bool = False) -> "Store":
-        """The store at `url`, created when new; `upgrade` migrates an older schema in place."""
-        return cls(url, upgrade)
+    def open(cls, url: str, upgrade: bool = False, create: bool = True) -> "Store":
+        """The store at `url`, created when new (unless `create` is false: a reader refuses a
+        database without orch's tables, and writes nothing); `upgrade` migrates an older one."""
+        return cls(url, upgrade, create)
 
     def close(self) -> None:
         self._engine.dispose()
@@ -65,9 +67,13 @@ class Store:
         dialect = sqlite if self._engine.dialect.name == "sqlite" else postgresql
         return dialect.insert(table)
 
-    def _ensure_schema(self, upgrade: bool) -> int | None:
+    def _ensure_schema(self, upgrade: bool, create: bool) -> int | None:
         """Create a new store's tables; return the version an older store was upgraded from."""
-        found = self._retrying(self._schema_version)
+        found = None if not create and self._empty_file() else self._retrying(self._schema_version)
+        if found is None and not create:
+            raise StoreURLError(
+                f"store {self.url} holds no orch tables (an empty or foreign database); nothing was written"
+            )
         if found is None:
             self._retrying(self._create_schema)
             return None
@@ -86,6 +92,11 @@ class Store:
         with self.session_scope() as connection:
             migrations.upgrade(connection, found)
         return found
+
+    def _empty_file(self) -> bool:
+        """A 0-byte SQLite file: opening it would write SQLite's header (WAL), so a reader does not."""
+        database = self._engine.url.database
+        return self._engine.dialect.name == "sqlite" and Path(database).stat().st_size == 0
 
     @staticmethod
     def _retrying(action: Any) -> Any:

@@ -46,7 +46,7 @@ def open_sweep(ctx: click.Context, name: str | None) -> tuple[Any, str]:
     url = store_url(ctx)
     if not store_exists(url):
         raise InputError(f"store {mask_url(url)} does not exist (run 'orch sweep FILE' first)")
-    store = Store.open(url)
+    store = Store.open(url, create=False)
     names = store.sweep_names()
     if not names:
         raise InputError(f"no sweeps in {store.url} (run 'orch sweep FILE' first)")

@@ -104,7 +104,7 @@ def baselines_list(ctx: click.Context, as_json: bool) -> None:
     url = store_url(ctx)
     if not store_exists(url):
         raise InputError(f"store {mask_url(url)} does not exist (run 'orch baselines import CSV' first)")
-    frame = Store.open(url).baselines_frame()
+    frame = Store.open(url, create=False).baselines_frame()
     columns = ["source", "model", "objective", "samples", "metric", "reference", "eval_set", "value"]
     rows = frame[columns].to_dict("records")
     if as_json:

@@ -85,7 +85,7 @@ def _known_statuses(url: str, keys: list[str]) -> dict[str, str]:
     if not store_exists(url):
         return {}
     try:
-        return Store.open(url).trial_statuses(keys)
+        return Store.open(url, create=False).trial_statuses(keys)
     except StoreURLError:
         raise
     except StoreError as error:
@@ -135,7 +135,7 @@ def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
         spec = load_spec(sweep_name)
         sweep_name, spec_store = spec.name, spec.store
     url = store_url(ctx, spec_store)
-    store = Store.open(url) if store_exists(url) else None  # never create a store to read it
+    store = Store.open(url, create=False) if store_exists(url) else None  # never create a store to read it
     known = store.sweep_names() if store else []
     if sweep_name and sweep_name not in known:
         raise InputError(

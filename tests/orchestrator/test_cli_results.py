@@ -102,3 +102,19 @@ def test_status_of_a_sweep_file_reads_that_files_store_in_grid_order(store, tmp_
     trials = json.loads(result.stdout)["sweeps"][0]["trials"]
     order = [(t["objective"], t["model"], t["data_size"], t["seed"]) for t in trials]
     assert order == sorted(order) and len(order) == 48
+
+
+def test_stores_that_would_keep_nothing_or_are_not_orch_stores_are_one_line(tmp_path):
+    csv = str(ROOT / "sweeps" / "published" / "jepa_prh.csv")
+    memory = one_error_line(orch("--store", "sqlite://", "baselines", "import", csv))
+    assert "an in-memory store keeps nothing after the command (give a file: sqlite:///orch.db)" in memory
+    (tmp_path / "zero.db").write_bytes(b"")
+    for command in (["fit"], ["status"], ["export"], ["baselines", "list"]):
+        line = one_error_line(orch("--store", f"sqlite:///{tmp_path / 'zero.db'}", *command, cwd=tmp_path))
+        assert "holds no orch tables (an empty or foreign database); nothing was written" in line, command
+    assert (tmp_path / "zero.db").stat().st_size == 0
+    (tmp_path / "file").write_text("x")
+    nested = one_error_line(
+        orch("--store", f"sqlite:///{tmp_path / 'file' / 'o.db'}", "baselines", "import", csv)
+    )
+    assert nested.endswith(f"cannot make its folder {tmp_path / 'file'} (a file is in the way)")
