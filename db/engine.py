@@ -9,7 +9,16 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-__all__ = ["RACES", "NotFound", "StoreError", "StoreURLError", "engine_for", "mask_text", "mask_url"]
+__all__ = [
+    "RACES",
+    "NotFound",
+    "StoreError",
+    "StoreURLError",
+    "empty_sqlite_file",
+    "engine_for",
+    "mask_text",
+    "mask_url",
+]
 
 
 CONNECT_TIMEOUT_S = 10  # seconds a Postgres server has to answer a new connection
@@ -98,6 +107,12 @@ def engine_for(url: str) -> Engine:
         f"{mask_url(url)}: unsupported database '{parsed.drivername}' "
         "(use sqlite:///FILE or postgresql+psycopg://user@host/db)"
     )
+
+
+def empty_sqlite_file(engine: Engine) -> bool:
+    """Whether the engine's database is a SQLite file of 0 bytes."""
+    database = engine.url.database
+    return engine.dialect.name == "sqlite" and Path(database).stat().st_size == 0
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -8,7 +8,6 @@ trial can neither lose nor duplicate a row.
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, inspect, select, update
@@ -17,7 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 import db.migrations as migrations
 import db.schema as schema
-from db.engine import RACES, NotFound, StoreError, StoreURLError, engine_for, mask_url
+from db.engine import RACES, NotFound, StoreError, StoreURLError, empty_sqlite_file, engine_for, mask_url
 from db.rows import CheckpointReport, Measurement, TrialMeasurement, TrialRow, TrialState, columns
 from db.schema import SCHEMA_VERSION
 
@@ -69,7 +68,10 @@ class Store:
 
     def _ensure_schema(self, upgrade: bool, create: bool) -> int | None:
         """Create a new store's tables; return the version an older store was upgraded from."""
-        found = None if not create and self._empty_file() else self._retrying(self._schema_version)
+        # A reader never opens a 0-byte SQLite file: opening writes SQLite's header (WAL mode).
+        found = (
+            None if not create and empty_sqlite_file(self._engine) else self._retrying(self._schema_version)
+        )
         if found is None and not create:
             raise StoreURLError(
                 f"store {self.url} holds no orch tables (an empty or foreign database); nothing was written"
@@ -92,11 +94,6 @@ class Store:
         with self.session_scope() as connection:
             migrations.upgrade(connection, found)
         return found
-
-    def _empty_file(self) -> bool:
-        """A 0-byte SQLite file: opening it would write SQLite's header (WAL), so a reader does not."""
-        database = self._engine.url.database
-        return self._engine.dialect.name == "sqlite" and Path(database).stat().st_size == 0
 
     @staticmethod
     def _retrying(action: Any) -> Any:

@@ -1,5 +1,6 @@
 """`orch fit` and `orch report`: laws fitted to the measurements, forecasts, gaps, the report."""
 
+import math
 from typing import Any
 
 import click
@@ -106,7 +107,7 @@ def _fit(ctx: click.Context, sweep_name: str | None, **options: Any) -> Any:
 
 def _check(store: Store, sweep: str, options: Any) -> None:
     """Every option names something the sweep has: one line with the valid values if not."""
-    from fits.load import recipes
+    from fits.load import metric_span, recipes
     from orchestrator.spec.catalog import parse_metric
 
     trials = store.trials_frame(sweep)
@@ -127,6 +128,12 @@ def _check(store: Store, sweep: str, options: Any) -> None:
         parse_metric(options.metric.split("/")[0])
     except ValueError as error:
         raise InputError(f"--metric {error}") from None
+    low, high = metric_span(options.metric)
+    level = options.at_alignment
+    if level is not None and not (math.isfinite(level) and low < level < high):
+        raise InputError(
+            f"--at-alignment {level}: give a level inside {options.metric}'s range ({low:g}, {high:g})"
+        )
     measured = store.measurements_frame(sweep)
     for flag, value, column in (
         ("--metric", options.metric, "metric"),

@@ -36,6 +36,8 @@ def store(tmp_path_factory) -> str:
         ),
         (["--holdout", "33K"], "--holdout 33K is not a data size of sim (145K, 290K,"),
         (["--min-samples", "1T"], "no curve could be fitted"),
+        (["--gap", "jepa_good:ntp", "--at-alignment", "nan"], "--at-alignment nan: give a level inside"),
+        (["--gap", "jepa_good:ntp", "--at-alignment", "1.5"], "mutual_knn@10's range (0, 1)"),
     ],
 )
 def test_a_fit_option_naming_nothing_the_sweep_has_is_one_line(store, tmp_path, args, expected):
