@@ -17,6 +17,7 @@ from typing import Any
 
 from db import CheckpointReport, Store, mask_text
 from orchestrator.data.files import check_files
+from orchestrator.errors import InputError
 from orchestrator.run.callbacks import FINISHED, REPORT_KEY, tune_callback
 from orchestrator.run.cluster import connect
 from orchestrator.run.plan import trial_rows
@@ -146,6 +147,8 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     try:
         # Ray first: a cluster that cannot be joined leaves nothing in the store, no trial pending.
         owns_ray = bool(todo) and _start_ray(options)
+        if todo:
+            _check_resources(spec, todo)  # a trial no node can hold would wait forever
         # The file is stored with its secrets masked (a password on its `store:` line).
         store.record_sweep(spec.name, mask_text(spec.text), spec.text_hash, spec.source, trial_rows(spec))
         if not todo:
@@ -166,6 +169,23 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
         outcome.counts[status] = outcome.counts.get(status, 0) + 1
     outcome.wall_s = time.perf_counter() - started
     return outcome
+
+
+def _check_resources(spec: Spec, todo: list[TrialConfig]) -> None:
+    """Every trial's CPUs and GPUs fit on one live node of the cluster, or an InputError that
+    names what was asked for and the largest node (Tune would leave the trial pending)."""
+    import ray
+
+    nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+    for model in sorted({t.model for t in todo}):
+        wants = spec.resources_for(model)
+        if not any(wants.cpu <= n.get("CPU", 0) and wants.gpu <= n.get("GPU", 0) for n in nodes):
+            largest = max(nodes, key=lambda n: (n.get("GPU", 0), n.get("CPU", 0)), default={})
+            has = f"cpu {largest.get('CPU', 0):g}, gpu {largest.get('GPU', 0):g}"
+            raise InputError(
+                f"{spec.source}: trials of model {model} ask for cpu {wants.cpu:g}, gpu {wants.gpu:g}, "
+                f"but no node has that (the largest: {has}); lower `resources` or join a cluster with them"
+            )
 
 
 def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:

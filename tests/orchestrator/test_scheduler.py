@@ -17,6 +17,7 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from db import Store
+from orchestrator.errors import InputError
 from orchestrator.run.raylocal import SESSION
 from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import load_spec, parse_spec
@@ -260,3 +261,18 @@ def test_a_second_store_run_from_the_same_folder_gets_every_row(tmp_path):
         frames.append(Store.open(url).measurements_frame("twice")[columns].reset_index(drop=True))
     assert len(frames[0]) == sum(expected_rows(t) for t in spec.trials)
     pd.testing.assert_frame_equal(frames[0], frames[1])
+
+
+@pytest.mark.parametrize(
+    ("resources", "asked"), [({"gpu": 1}, "cpu 1, gpu 1"), ({"cpu": 64}, "cpu 64, gpu 0")]
+)
+def test_a_trial_no_node_can_hold_fails_before_anything_runs(tmp_path, resources, asked):
+    spec = parse_spec(sweep_raw("big") | {"resources": resources}, "big.yaml")
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    started = time.monotonic()
+    with pytest.raises(
+        InputError, match=rf"big.yaml: trials of model tiny ask for {asked}, but no node has that"
+    ):
+        run_sweep(spec, url, SweepOptions(storage=tmp_path))
+    assert time.monotonic() - started < 30
+    assert Store.open(url).sweep_names() == []  # nothing recorded, no trial pending
