@@ -17,6 +17,7 @@ import numpy as np
 
 from orchestrator.data.tokenizer import SPECIALS
 from orchestrator.spec import DataConfig
+from orchestrator.spec.catalog import WORLD_REFERENCES
 
 __all__ = ["REFERENCES", "Captioner", "Knobs", "Scene", "World", "vocabulary"]
 
@@ -43,7 +44,7 @@ SETTING_TINT = np.array(
         [1, 1, 1],
     ]
 )
-REFERENCES = ("render_cnn", "factor_mlp")
+REFERENCES = WORLD_REFERENCES
 FEATURE_WIDTH = 128
 STREAM_TRAIN, STREAM_EVAL, STREAM_RETRIEVAL, STREAM_ENCODER = 1, 2, 3, 4
 BLOCK = 4096

@@ -15,6 +15,7 @@ __all__ = [
     "OBJECTIVES",
     "PRESETS",
     "PROJECTOR_WIDTH",
+    "WORLD_REFERENCES",
     "Metric",
     "MetricName",
     "Preset",
@@ -22,6 +23,8 @@ __all__ = [
     "parse_metric",
     "train_flops",
 ]
+
+WORLD_REFERENCES = ("render_cnn", "factor_mlp")  # the embedded world's fixed image-side encoders
 
 OBJECTIVES = ("jepa_good", "jepa_bad", "ntp")
 

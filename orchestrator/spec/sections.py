@@ -5,7 +5,7 @@ import copy
 import re
 from typing import Any
 
-from orchestrator.spec.catalog import PRESETS, parse_metric
+from orchestrator.spec.catalog import PRESETS, WORLD_REFERENCES, parse_metric
 from orchestrator.spec.config import DataConfig, EvalConfig, Resources, SigRegConfig, TrainConfig
 from orchestrator.spec.fields import (
     FieldError,
@@ -170,10 +170,20 @@ def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
         except ValueError as error:
             raise FieldError(f"eval.metrics[{index}]", str(error)) from None
     per_octave, first = _parse_checkpoints(evaluation.get("checkpoints", "log2x2"))
+    world_size = int(WORLD_SET.match(name).group(1)) if data.source == "world" else None
+    for index, metric in enumerate(parsed_metrics):
+        k = parse_metric(metric).k
+        if world_size is not None and k is not None and k >= world_size:
+            raise FieldError(
+                f"eval.metrics[{index}]",
+                f"{metric} needs more than {k} eval items, and {name} has {world_size} "
+                "(lower k or enlarge the set)",
+            )
     references = evaluation.get("references")
     if references is not None:
+        known = WORLD_REFERENCES if data.source == "world" else tuple(n for n, _ in data.eval_features)
         references = tuple(
-            read_string(ref, f"eval.references[{index}]")
+            read_choice(ref, f"eval.references[{index}]", known)
             for index, ref in enumerate(read_list(references, "eval.references"))
         )
     return EvalConfig(

@@ -230,6 +230,14 @@ FILES = {
         "max_trials 100,000; set max_trials: 400000 at the top of the file to run it",
     ),
     "max_trials_zero": (with_top(max_trials=0), "max_trials: 0 is out of range"),
+    "k_too_big": (
+        with_top(eval={"set": "world-5", "metrics": ["cka", "mutual_knn@10"]}),
+        "eval.metrics[1]: mutual_knn@10 needs more than 10 eval items, and world-5 has 5",
+    ),
+    "reference_unknown": (
+        with_top(eval={"references": ["factor_mlp", "dinov2"]}),
+        "eval.references[1]: 'dinov2' is not allowed",
+    ),
     "size_huge": (with_grid(data_size=["4K", "20T"]), "grid.data_size[1]: '20T' is more than 10T samples"),
 }
 
