@@ -214,20 +214,30 @@ def test_a_schema_1_store_is_upgraded_in_place_keeping_its_rows(tmp_path):
     assert Store.open(url).upgraded_from is None  # now at this schema: opens without upgrading
 
 
+UNDO = {  # the statement that takes a Postgres store back over one step of STEPS[version]
+    1: lambda step: step.statement(step.old),
+    2: lambda step: f"ALTER TABLE {step.table} DROP COLUMN {step.column}",
+    3: lambda step: f"ALTER TABLE {step.table} ALTER COLUMN {step.column} TYPE INTEGER",
+}
+
+
+def postgres_store_at(store_url: str, version: int):
+    """A new Postgres store taken back to schema `version`, every later step undone; its engine."""
+    Store.open(store_url).close()
+    engine = create_engine(store_url)
+    with engine.begin() as connection:
+        for step_version in range(SCHEMA_VERSION - 1, version - 1, -1):
+            for step in STEPS[step_version]:
+                connection.execute(text(UNDO[step_version](step)))
+        connection.execute(text(f"UPDATE orch_meta SET value = '{version}' WHERE key = 'schema'"))
+    return engine
+
+
 @pytest.mark.postgres
 def test_a_schema_1_postgres_store_gets_the_new_widths(store_url):
     if not store_url.startswith("postgresql"):
         pytest.skip("the widths only exist on Postgres")
-    Store.open(store_url).close()
-    engine = create_engine(store_url)
-    with engine.begin() as connection:  # make it a schema-1 store: the old widths and version
-        for step in STEPS[1]:
-            connection.execute(text(step.statement(step.old)))
-        for step in STEPS[2]:
-            connection.execute(text(f"ALTER TABLE {step.table} DROP COLUMN {step.column}"))
-        for step in STEPS[3]:
-            connection.execute(text(f"ALTER TABLE {step.table} ALTER COLUMN {step.column} TYPE INTEGER"))
-        connection.execute(text("UPDATE orch_meta SET value = '1' WHERE key = 'schema'"))
+    engine = postgres_store_at(store_url, 1)  # the old widths, no noise columns, 32-bit counts
     with pytest.raises(StoreError, match="db upgrade"):
         Store.open(store_url)
     store = Store.open(store_url, upgrade=True)
@@ -285,12 +295,7 @@ def test_sample_counts_up_to_ten_trillion_round_trip(store_url):
 def test_an_upgraded_postgres_store_holds_64_bit_counts(store_url):
     if not store_url.startswith("postgresql"):
         pytest.skip("SQLite integers are 64-bit already")
-    Store.open(store_url).close()
-    engine = create_engine(store_url)
-    with engine.begin() as connection:  # a schema-3 store: 32-bit counts
-        for step in STEPS[3]:
-            connection.execute(text(f"ALTER TABLE {step.table} ALTER COLUMN {step.column} TYPE INTEGER"))
-        connection.execute(text("UPDATE orch_meta SET value = '3' WHERE key = 'schema'"))
+    engine = postgres_store_at(store_url, 3)  # 32-bit counts
     assert Store.open(store_url, upgrade=True).upgraded_from == 3
     with engine.connect() as connection:
         types = connection.execute(
