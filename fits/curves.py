@@ -1,5 +1,6 @@
-"""One curve at a time, on the frames `fits.load` reads: choose its points, fit its law, forecast,
-score its held-out cells and earlier forecasts, and compute the bands the plots draw.
+"""One curve at a time, on the frames `fits.load` reads: choose its points, fit and weigh every
+law, backtest, forecast, score its held-out cells and earlier forecasts, and compute the bands the
+plots draw.
 
 A curve is (objective, model, metric, reference, eval set). Its points are the seeds' values at
 each samples-seen value: each trial's final checkpoint (`points="final"`: one run per data size),
