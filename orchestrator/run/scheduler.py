@@ -161,9 +161,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     finally:
         signal.signal(signal.SIGTERM, previous)
         if owns_ray:
-            import ray
-
-            ray.shutdown()
+            _stop_ray(options)
     finished = store.trial_statuses(t.key for t in todo)
     for status in finished.values():
         outcome.counts[status] = outcome.counts.get(status, 0) + 1
@@ -220,6 +218,16 @@ def _start_ray(options: SweepOptions) -> bool:
         log_to_driver=False,
     )
     return True
+
+
+def _stop_ray(options: SweepOptions) -> None:
+    import ray
+
+    ray.shutdown()
+    if not options.address:
+        from orchestrator.run.raylocal import end_stragglers
+
+        end_stragglers()
 
 
 def _run_tune(
