@@ -147,6 +147,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     try:
         # Ray first: a cluster that cannot be joined leaves nothing in the store, no trial pending.
         owns_ray = bool(todo) and _start_ray(options)
+        signal.signal(signal.SIGTERM, _raise_interrupt)  # Ray's driver installs a handler of its own
         if todo:
             _check_resources(spec, todo)  # a trial no node can hold would wait forever
         # The file is stored with its secrets masked (a password on its `store:` line).

@@ -108,7 +108,9 @@ def write_sweep(folder: Path, raw: dict) -> Path:
     return path
 
 
-def start_driver(folder: Path, sweep: Path, *extra: str, env=None) -> subprocess.Popen:
+def start_driver(folder: Path, sweep: Path, *extra: str, env=None, sigint=signal.SIG_DFL) -> subprocess.Popen:
+    """A driver process whose SIGINT disposition is set here, not inherited from how the suite
+    was started (a background job ignores SIGINT, and so would every child)."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -125,6 +127,7 @@ def start_driver(folder: Path, sweep: Path, *extra: str, env=None) -> subprocess
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **(env or {})},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
     )
 
 
@@ -204,6 +207,22 @@ def test_sigint_records_interrupted_trials_and_exits_130(tmp_path, ray_cluster):
     _, stderr = rerun.communicate(timeout=600)
     assert rerun.returncode == 0, stderr
     assert set(statuses(tmp_path).values()) == {"done"}
+
+
+def test_sigterm_stops_a_background_sweep_that_ignores_sigint(tmp_path, ray_cluster):
+    """`nohup orch sweep … &` starts with SIGINT ignored, by design; SIGTERM still stops it cleanly."""
+    sweep = write_sweep(tmp_path, sweep_raw(name="nohup", sizes=("8K",), seeds=(0,)))
+    driver = start_driver(tmp_path, sweep, "--address", ray_cluster.address, sigint=signal.SIG_IGN)
+    wait_for(lambda: "running" in statuses(tmp_path).values() or driver.poll() is not None)
+    time.sleep(3)
+    driver.send_signal(signal.SIGINT)  # ignored
+    time.sleep(2)
+    assert driver.poll() is None
+    driver.send_signal(signal.SIGTERM)
+    _, stderr = driver.communicate(timeout=120)
+    assert driver.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "interrupted" in statuses(tmp_path).values()
 
 
 def test_a_planted_checkpoint_runs_no_code_and_fails_its_trial_in_one_line(tmp_path):
