@@ -8,11 +8,11 @@ nullable: rows written before them keep NULL there.
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, text, update
+from sqlalchemy import Connection, insert, select, text, update
 
 import db.schema as schema
 
-__all__ = ["STEPS", "AddColumn", "ToBigInt", "Widen", "upgrade"]
+__all__ = ["STEPS", "AddColumn", "Rebuild", "ToBigInt", "Widen", "upgrade"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,24 @@ class ToBigInt:
             connection.execute(text(f"ALTER TABLE {self.table} ALTER COLUMN {self.column} TYPE BIGINT"))
 
 
+@dataclass(frozen=True)
+class Rebuild:
+    """A table made again from today's schema, rows copied in id order (SQLite cannot alter a
+    constraint in place): for a unique key that changed."""
+
+    table: str
+
+    def apply(self, connection: Connection) -> None:
+        target = schema.metadata.tables[self.table]
+        old = f"{self.table}_before_upgrade"
+        connection.execute(text(f"ALTER TABLE {self.table} RENAME TO {old}"))
+        target.create(connection)
+        names = [c.name for c in target.columns if c.name != "id"]
+        source = select(*(text(name) for name in names)).select_from(text(old)).order_by(text("id"))
+        connection.execute(insert(target).from_select(names, source))
+        connection.execute(text(f"DROP TABLE {old}"))
+
+
 def _widen(tables: tuple[str, ...], column: str, old: int, kind: str) -> tuple[Widen, ...]:
     return tuple(Widen(table, column, old, schema.WIDTHS[kind]) for table in tables)
 
@@ -69,7 +87,7 @@ COUNTS = (  # sample counts up to 10^13 (and the parameter count) need 64 bits
     ("measurements", "samples_seen"),
     ("measurements", "step"),
 )
-STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt, ...]] = {
+STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt | Rebuild, ...]] = {
     1: (  # one width per kind of name (objective 32 vs 64, reference 64 vs 128, ...)
         *_widen(("trials", *CURVES), "objective", 32, "objective"),
         *_widen(("trials", *CURVES, "gaps"), "model", 32, "model"),
@@ -80,6 +98,7 @@ STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt, ...]] = {
     ),
     2: tuple(AddColumn("measurements", column) for column in schema.MEASUREMENT_NOISE),  # noise, null
     3: tuple(ToBigInt(table, column) for table, column in COUNTS),
+    4: (Rebuild("baselines"),),  # unique on the whole curve point, samples included
 }
 
 

@@ -32,13 +32,16 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
 # The width of each kind of name, the same in every table that stores it.
 WIDTHS = {"key": 64, "sweep": 200, "objective": 64, "model": 128, "metric": 64, "reference": 128}
 WIDTHS |= {"eval_set": 128, "status": 16, "law": 32, "host": 255, "device": 64, "axis": 16}
+
+
+BASELINE_KEY = ("source", "model", "objective", "metric", "reference", "eval_set", "samples", "note")
 
 
 def _name(kind: str) -> String:
@@ -136,16 +139,9 @@ baselines = Table(
     Column("samples", Float),  # None when the source gives no sample count
     Column("value", Float, nullable=False),
     Column("note", Text, nullable=False, default=""),
-    UniqueConstraint(
-        "source",
-        "model",
-        "objective",
-        "metric",
-        "reference",
-        "eval_set",
-        "note",
-        name="baseline_once",
-    ),
+    # One row per point of a published curve; a row without samples is kept once by the store
+    # (SQL never finds two NULLs equal).
+    UniqueConstraint(*BASELINE_KEY, name="baseline_point_once"),
 )
 
 fits = Table(

@@ -310,14 +310,14 @@ class Store:
     # published baselines, fits, forecasts, gaps -----------------------------------------
 
     def write_baselines(self, rows: Sequence[dict]) -> int:
-        if not rows:
-            return 0
+        """Add the curve points the store lacks (samples included); return how many."""
+        key = [schema.baselines.c[name] for name in schema.BASELINE_KEY]
         with self.session_scope() as connection:
-            result = connection.execute(
-                self._insert(schema.baselines).on_conflict_do_nothing().returning(schema.baselines.c.id),
-                list(rows),
-            )
-            return len(result.all())
+            seen = {tuple(row) for row in connection.execute(select(*key))}
+            new = {tuple(row[name] for name in schema.BASELINE_KEY): row for row in rows}
+            if fresh := [row for point, row in new.items() if point not in seen]:
+                connection.execute(schema.baselines.insert(), fresh)
+            return len(fresh)
 
     def baselines_frame(self) -> "pd.DataFrame":
         return self._frame(select(schema.baselines).order_by(schema.baselines.c.id))

@@ -2,6 +2,7 @@
 
 import csv
 import math
+from collections.abc import Mapping
 from pathlib import Path
 
 from orchestrator.errors import InputError
@@ -13,10 +14,12 @@ COLUMNS = ("source", "model", "objective", "metric", "reference", "eval_set", "s
 OPTIONAL = ("note",)
 
 
-def read_baselines(path: Path) -> list[dict]:
-    """Rows ready for `Store.write_baselines`; any bad cell is an InputError with file and line."""
+def read_baselines(path: Path, widths: Mapping[str, int]) -> list[dict]:
+    """Rows ready for `Store.write_baselines`; any bad cell is an InputError with file and line.
+    `widths` are the store's longest names per column (a longer one would fail in Postgres)."""
     try:
-        with path.open(newline="") as handle:
+        # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name
+        with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
             header = reader.fieldnames or []
             missing = [c for c in COLUMNS if c not in header]
@@ -25,15 +28,25 @@ def read_baselines(path: Path) -> list[dict]:
             unknown = [c for c in header if c not in COLUMNS + OPTIONAL]
             if unknown:
                 raise InputError(f"{path}: unknown column(s) {', '.join(unknown)}")
-            return [_row(path, line, raw) for line, raw in enumerate(reader, start=2)]
+            return [_row(path, line, raw, widths) for line, raw in enumerate(reader, start=2)]
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"{path}: cannot read CSV ({error})") from None
 
 
-def _row(path: Path, line: int, raw: dict) -> dict:
+def _row(path: Path, line: int, raw: dict, widths: Mapping[str, int]) -> dict:
+    if None in raw:
+        raise InputError(f"{path}:{line}: more cells than the header has columns (quote a cell with a comma)")
     for column in ("source", "model", "metric", "value"):
         if not (raw.get(column) or "").strip():
             raise InputError(f"{path}:{line}: column {column} is empty (every row needs it)")
+    for column, cell in raw.items():
+        if cell and any(ord(char) < 32 and char not in "\t\n" for char in cell):
+            raise InputError(f"{path}:{line}: column {column} holds a control character (a NUL byte?)")
+        if cell and len(cell.strip()) > widths.get(column, len(cell)):
+            raise InputError(
+                f"{path}:{line}: column {column} is {len(cell.strip())} characters, "
+                f"longer than the store's {widths[column]} (shorten it)"
+            )
     try:
         value = float(raw["value"])
     except ValueError:

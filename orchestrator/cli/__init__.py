@@ -22,6 +22,10 @@ def main() -> None:
     """Entry point: turn our errors into one line on stderr and an exit code, never a traceback."""
     try:
         code = cli.main(standalone_mode=False)
+    except click.UsageError as error:  # one line, like every other bad input, with where to look
+        where = error.ctx.command_path if error.ctx else "orch"
+        click.echo(f"orch: error: {error.format_message()} (see '{where} --help')", err=True)
+        code = EXIT_INPUT
     except click.ClickException as error:
         error.show()
         code = error.exit_code

@@ -91,10 +91,11 @@ class SizeParam(click.ParamType):
 
 
 def store_exists(url: str) -> bool:
-    """A dry run must not create a SQLite file just to find out it is empty."""
+    """A dry run must not create a SQLite file just to find out it is empty (an in-memory URL
+    counts as existing: opening it gives the error that says it keeps nothing)."""
     if not url.startswith("sqlite"):
         return True
     from sqlalchemy.engine import make_url
 
     database = make_url(url).database
-    return bool(database) and (database == ":memory:" or Path(database).exists())
+    return not database or database == ":memory:" or Path(database).exists()

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from db import SCHEMA_VERSION, Store, mask_url
+from db import SCHEMA_VERSION, WIDTHS, Store, mask_url
 from orchestrator.cli.common import emit_json, open_sweep, store_exists, store_option, store_url
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
@@ -85,7 +85,7 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
     """
     from orchestrator.baselines import read_baselines
 
-    rows = read_baselines(Path(csv_file))
+    rows = read_baselines(Path(csv_file), WIDTHS)
     store = Store.open(store_url(ctx))
     added = store.write_baselines(rows)
     click.echo(f"{added} of {len(rows)} rows added to {store.url}", err=True)

@@ -39,9 +39,10 @@ def sweep(
         orch sweep sweeps/goodview_vs_ntp.yaml
         orch sweep sweeps/goodview_vs_ntp_paper.yaml --dry-run
     """
-    from orchestrator.run.plan import plan, totals
+    from orchestrator.run.plan import check_widths, plan, totals
 
     spec = load_spec(sweep_file)
+    check_widths(spec)
     url = store_url(ctx, spec.store)
     if dry_run:
         rows = plan(spec, _known_statuses(url, [t.key for t in spec.trials]))

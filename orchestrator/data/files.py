@@ -8,6 +8,7 @@
 Every problem is a `DataError` naming the file (and line or column where there is one).
 """
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +18,9 @@ import numpy as np
 from orchestrator.data.matrices import DataError, check_matrix, load_arrays
 from orchestrator.spec import DataConfig
 
-__all__ = ["DataError", "check_files", "iter_documents", "iter_pairs", "read_eval"]
+__all__ = ["CHECKED_ROWS", "DataError", "check_files", "iter_documents", "iter_pairs", "read_eval"]
+
+CHECKED_ROWS = 10_000  # rows of each training file the driver reads before any trial starts
 
 
 def _rows(path: Path) -> Iterator[tuple[str, dict]]:
@@ -32,13 +35,25 @@ def _rows(path: Path) -> Iterator[tuple[str, dict]]:
         except Exception as error:  # pyarrow raises several types for a broken file
             raise DataError(f"{path}: not a readable Parquet file ({error})") from None
         row_number = 0
-        for batch in parquet.iter_batches(batch_size=8192):
+        batches = parquet.iter_batches(batch_size=8192)
+        while True:
+            try:
+                batch = next(batches, None)
+            except Exception as error:  # a corrupted page: OSError, ArrowInvalid, ...
+                raise DataError(f"{path}: unreadable after row {row_number} ({error})") from None
+            if batch is None:
+                return
             for row in batch.to_pylist():
                 row_number += 1
                 yield f"{path}: row {row_number}", row
-        return
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise DataError(
+                    f"{path}:{line_number}: not UTF-8 (byte {error.start + 1}); save as UTF-8"
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -54,6 +69,8 @@ def _text(row: dict, column: str, where: str) -> str:
     value = row.get(column)
     if not isinstance(value, str):
         raise DataError(f"{where}: column '{column}' is missing or not text")
+    if not value.strip():
+        raise DataError(f"{where}: column '{column}' is empty (drop the row or give it text)")
     return value
 
 
@@ -83,12 +100,21 @@ def iter_documents(path: Path) -> Iterator[tuple[str, str]]:
             yield " ".join(words[:middle]), " ".join(words[middle:])
 
 
-def check_files(data: DataConfig) -> None:
-    """Fail fast on the driver: every file exists, the first rows parse, the eval set aligns."""
-    next(iter_pairs(data.resolve(data.pairs)), None)
+def check_files(data: DataConfig, neighbours: int = 0) -> None:
+    """Fail fast on the driver: every file exists, the first `CHECKED_ROWS` rows of each training
+    file parse, and the eval set aligns and has more items than the largest metric k."""
+    for _ in itertools.islice(iter_pairs(data.resolve(data.pairs)), CHECKED_ROWS):
+        pass
     if data.documents is not None:
-        next(iter_documents(data.resolve(data.documents)), None)
-    read_eval(data.resolve(data.eval_texts), {name: data.resolve(path) for name, path in data.eval_features})
+        for _ in itertools.islice(iter_documents(data.resolve(data.documents)), CHECKED_ROWS):
+            pass
+    texts_path = data.resolve(data.eval_texts)
+    texts, _ = read_eval(texts_path, {name: data.resolve(path) for name, path in data.eval_features})
+    if len(texts) <= neighbours:
+        raise DataError(
+            f"{texts_path}: {len(texts)} eval texts, but a metric looks at {neighbours} neighbours "
+            "(give more texts or a smaller k)"
+        )
 
 
 def read_eval(texts_path: Path, features: dict[str, Path]) -> tuple[list[str], dict[str, np.ndarray]]:

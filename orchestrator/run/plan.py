@@ -2,12 +2,26 @@
 
 from dataclasses import asdict
 
-from db import TrialRow
+from db import WIDTHS, TrialRow
 from orchestrator.data.shape import text_shape
+from orchestrator.errors import InputError
 from orchestrator.spec import CORE_AXES, Spec, TrialConfig
 from orchestrator.spec.catalog import PRESETS, estimate_params, train_flops
 
-__all__ = ["plan", "totals", "trial_rows"]
+__all__ = ["check_widths", "plan", "totals", "trial_rows"]
+
+
+def check_widths(spec: Spec) -> None:
+    """Every name the file gives fits the store's columns (Postgres refuses a longer one), or an
+    InputError naming the field, before anything is written."""
+    names = [("name", "sweep", spec.name), ("eval.set", "eval_set", spec.eval.set)]
+    names += [(f"data.eval.features.{name}", "reference", name) for name, _ in spec.data.eval_features]
+    for field, kind, value in names:
+        if len(value) > WIDTHS[kind]:
+            raise InputError(
+                f"{spec.source}: {field}: is {len(value)} characters, longer than the store's "
+                f"{WIDTHS[kind]} (shorten it)"
+            )
 
 
 def trial_rows(spec: Spec) -> list[TrialRow]:

@@ -137,7 +137,9 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     """Run every trial the store does not have as done or collapsed; record every result."""
     started = time.perf_counter()
     if spec.data.source == "files":
-        check_files(spec.data)  # a missing or broken file is bad input, before any trial starts
+        check_files(
+            spec.data, spec.eval.neighbours
+        )  # a missing or broken file is bad input, before any trial starts
     store = Store.open(url)
     statuses = store.trial_statuses(t.key for t in spec.trials)
     todo = [t for t in spec.trials if statuses.get(t.key) not in FINISHED]

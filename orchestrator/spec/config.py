@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.spec.catalog import parse_metric
+
 __all__ = [
     "CORE_AXES",
     "DEFAULT_STORE",
@@ -77,6 +79,11 @@ class EvalConfig:
     per_octave: int
     first_checkpoint: int
     references: tuple[str, ...] | None
+
+    @property
+    def neighbours(self) -> int:
+        """The largest k of the metrics: the eval set needs more items than this."""
+        return max((parse_metric(metric).k or 0 for metric in self.metrics), default=0)
 
 
 @dataclass(frozen=True)

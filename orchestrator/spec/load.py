@@ -7,7 +7,7 @@ naming the file, the field path and the fix.
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,16 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
         raise FieldError("exclude", "removes every trial of the grid (loosen the filters)")
     resources, per_model = parse_resources(top.get("resources", {}))
     holdout, holdout_above = parse_holdout(top.get("holdout", {}))
+    _check_holdout(holdout, trials.values())
+    if (
+        data.source == "files"
+        and data.documents is None
+        and any(t.objective == "jepa_bad" for t in trials.values())
+    ):
+        raise FieldError(
+            "data.documents",
+            "is required when the grid has jepa_bad (its views are two chunks of one document)",
+        )
     return Spec(
         name=name,
         store=store,
@@ -128,6 +138,18 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
         source=source,
         text=text,
     )
+
+
+def _check_holdout(holdout: tuple[tuple[str, tuple[Any, ...]], ...], trials: Iterable[TrialConfig]) -> None:
+    """A held-out value names something the sweep runs (a typo would hold out nothing)."""
+    trials = list(trials)
+    for axis, values in holdout:
+        present = {getattr(t, axis) for t in trials}
+        for index, value in enumerate(values):
+            if value not in present:
+                raise FieldError(
+                    f"holdout.{axis}[{index}]", f"{value!r} is not among the sweep's trials' {axis}s"
+                )
 
 
 def _check_size(axes: dict[str, list[Any]], cap: int) -> None:

@@ -189,6 +189,30 @@ def test_baselines_import_is_idempotent(store_url):
     assert len(store.baselines_frame()) == 1
 
 
+def published_curve(samples=(1e6, 4e6, 1.6e7)) -> list[dict]:
+    point = dict(source="paper", model="m", objective="ntp", metric="mutual_knn@10", note="")
+    point |= dict(reference="dinov2_vitb", eval_set="wit-1024")
+    return [point | {"samples": s, "value": 0.1 + i / 100} for i, s in enumerate(samples)]
+
+
+def test_points_of_a_published_curve_that_differ_only_in_samples_are_each_kept(store_url):
+    store = Store.open(store_url)
+    assert store.write_baselines(published_curve()) == 3
+    assert store.write_baselines(published_curve((1.6e7, 6.4e7))) == 1  # one point is new
+    assert sorted(store.baselines_frame().samples) == [1e6, 4e6, 1.6e7, 6.4e7]
+
+
+@pytest.mark.postgres
+def test_a_schema_4_postgres_store_keeps_its_baselines_and_takes_a_whole_curve(store_url):
+    if not store_url.startswith("postgresql"):
+        pytest.skip("the schema 4 key is undone here with Postgres statements")
+    Store.open(store_url).write_baselines(published_curve((1e6,)))
+    postgres_store_at(store_url, 4).dispose()
+    store = Store.open(store_url, upgrade=True)
+    assert store.upgraded_from == 4 and len(store.baselines_frame()) == 1
+    assert store.write_baselines(published_curve()) == 2
+
+
 def schema_1_copy(tmp_path: Path) -> str:
     """One stored file per schema version: this one was written by schema 1."""
     copy = tmp_path / "schema1.db"
@@ -218,6 +242,10 @@ UNDO = {  # the statement that takes a Postgres store back over one step of STEP
     1: lambda step: step.statement(step.old),
     2: lambda step: f"ALTER TABLE {step.table} DROP COLUMN {step.column}",
     3: lambda step: f"ALTER TABLE {step.table} ALTER COLUMN {step.column} TYPE INTEGER",
+    4: lambda step: (  # schema 4's key had no samples
+        f"ALTER TABLE {step.table} DROP CONSTRAINT baseline_point_once; ALTER TABLE {step.table} ADD "
+        "CONSTRAINT baseline_once UNIQUE (source, model, objective, metric, reference, eval_set, note)"
+    ),
 }
 
 

@@ -1,0 +1,441 @@
+"""Hostile and careless inputs to every command, each through a real `orch` subprocess: one line
+on stderr naming the file or option, exit 2, no traceback, and nothing written to the folder.
+
+Each case writes its files into a folder of its own and returns the command's arguments; the
+table is the count the faults issue asks for (the sweep-file table in test_spec is on top)."""
+
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from db import Store
+from tests.datasets import file_dataset, write_jsonl
+from tests.stores import simulated_store
+
+Setup = Callable[[Path], list[str]]
+CASES: dict[str, tuple[Setup, str]] = {}
+
+
+def case(expected: str) -> Callable[[Setup], Setup]:
+    """Register a setup under its function name, with the text its one error line must hold."""
+
+    def register(setup: Setup) -> Setup:
+        CASES[setup.__name__] = (setup, expected)
+        return setup
+
+    return register
+
+
+# --- a files-path sweep: the driver reads its files before any trial starts ------------------
+
+PAIRS = [(f"a red ball {i}", f"the ball is red {i}") for i in range(40)]
+TEXTS = [f"caption number {i}" for i in range(24)]
+
+
+def files_sweep(
+    folder: Path, objectives=("ntp",), eval_set="wit-24", metrics=("mutual_knn@10",), **top
+) -> list[str]:
+    data = file_dataset(folder, PAIRS, TEXTS, width=8)
+    raw = {
+        "name": "hostile",
+        "store": f"sqlite:///{folder / 'orch.db'}",
+        "data": data,
+        "eval": {"set": eval_set, "metrics": list(metrics)},
+        "grid": {"objective": list(objectives), "model": ["tiny"], "data_size": ["1K"], "seed": [0]},
+        **top,
+    }
+    (folder / "s.yaml").write_text(yaml.safe_dump(raw))
+    return ["sweep", "s.yaml", "--num-cpus", "1"]
+
+
+@case("pairs.jsonl:2: not JSON")
+def pairs_broken_at_row_2(folder):
+    args = files_sweep(folder)
+    lines = (folder / "pairs.jsonl").read_text().splitlines()
+    (folder / "pairs.jsonl").write_text("\n".join([lines[0], "{oops", *lines[2:]]) + "\n")
+    return args
+
+
+@case("pairs.jsonl:3: not UTF-8")
+def pairs_with_a_latin_1_byte(folder):
+    args = files_sweep(folder)
+    lines = (folder / "pairs.jsonl").read_bytes().splitlines()
+    lines[2] = lines[2].replace(b"red", b"r\xe9d")
+    (folder / "pairs.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    return args
+
+
+@case("pairs.jsonl:5: column 'caption_b' is empty")
+def pairs_with_an_empty_caption(folder):
+    args = files_sweep(folder)
+    rows = [
+        {"image_id": i, "caption_a": a, "caption_b": "" if i == 4 else b} for i, (a, b) in enumerate(PAIRS)
+    ]
+    write_jsonl(folder / "pairs.jsonl", rows)
+    return args
+
+
+@case("pairs.parquet: ")
+def pairs_parquet_with_corrupted_pages(folder):
+    args = files_sweep(folder)
+    table = pa.table({"caption_a": [a for a, _ in PAIRS] * 50, "caption_b": [b for _, b in PAIRS] * 50})
+    pq.write_table(table, folder / "pairs.parquet", compression="none")
+    raw = bytearray((folder / "pairs.parquet").read_bytes())
+    raw[200:1200] = b"\xff" * 1000
+    (folder / "pairs.parquet").write_bytes(bytes(raw))
+    spec = yaml.safe_load((folder / "s.yaml").read_text())
+    spec["data"]["pairs"] = "pairs.parquet"
+    (folder / "s.yaml").write_text(yaml.safe_dump(spec))
+    return args
+
+
+@case("pairs.jsonl: no such file")
+def pairs_file_missing(folder):
+    args = files_sweep(folder)
+    (folder / "pairs.jsonl").unlink()
+    return args
+
+
+@case("data.documents: is required when the grid has jepa_bad")
+def jepa_bad_without_documents(folder):
+    return files_sweep(folder, objectives=("ntp", "jepa_bad"))
+
+
+@case("docs.jsonl:2: column 'text' is missing or not text")
+def documents_with_a_number_for_text(folder):
+    args = files_sweep(folder, objectives=("jepa_bad",))
+    write_jsonl(folder / "docs.jsonl", [{"text": "one two three four"}, {"text": 5}])
+    spec = yaml.safe_load((folder / "s.yaml").read_text())
+    spec["data"]["documents"] = "docs.jsonl"
+    (folder / "s.yaml").write_text(yaml.safe_dump(spec))
+    return args
+
+
+@case("eval.jsonl: 24 eval texts, but a metric looks at 30 neighbours")
+def eval_texts_fewer_than_k(folder):
+    return files_sweep(folder, metrics=("cka", "mutual_knn@30"))
+
+
+@case("eval.jsonl:3: column 'text' is empty")
+def eval_text_empty(folder):
+    args = files_sweep(folder)
+    write_jsonl(folder / "eval.jsonl", [{"text": " " if i == 2 else t} for i, t in enumerate(TEXTS)])
+    return args
+
+
+def replace_features(folder: Path, array_writer: Callable[[Path], None]) -> list[str]:
+    args = files_sweep(folder)
+    array_writer(folder / "dino.npy")
+    return args
+
+
+@case("dtype <U5 is not numeric")
+def features_of_strings(folder):
+    return replace_features(folder, lambda p: np.save(p, np.full((24, 8), "hello")))
+
+
+@case("complex values")
+def features_complex(folder):
+    return replace_features(folder, lambda p: np.save(p, np.ones((24, 8)) * (1 + 2j)))
+
+
+@case("not a feature file")
+def features_zero_bytes(folder):
+    return replace_features(folder, lambda p: p.write_bytes(b""))
+
+
+@case("holds NaN or inf")
+def features_with_nan(folder):
+    return replace_features(folder, lambda p: np.save(p, np.where(np.eye(24, 8) > 0, np.nan, 1.0)))
+
+
+@case("dino.npy: 23 rows, but")
+def features_one_row_short(folder):
+    return replace_features(folder, lambda p: np.save(p, np.ones((23, 8))))
+
+
+@case("not a feature file")
+def features_pickled_objects(folder):
+    return replace_features(folder, lambda p: np.save(p, np.array([{"a": 1}] * 24, dtype=object)))
+
+
+@case("2 arrays (reference 'dino' is one matrix")
+def features_npz_of_two_layers(folder):
+    def write(path: Path) -> None:
+        np.savez(folder / "layers.npz", a=np.ones((24, 8)), b=np.ones((24, 8)))
+        (folder / "layers.npz").rename(path)
+
+    return replace_features(folder, write)
+
+
+@case("holdout.objective[0]: 'jepa_god' is not among the sweep's trials' objectives")
+def holdout_objective_not_in_grid(folder):
+    return files_sweep(folder, holdout={"objective": ["jepa_god"]})
+
+
+@case("holdout.data_size[0]: 2000 is not among")
+def holdout_size_not_in_grid(folder):
+    return files_sweep(folder, holdout={"data_size": ["2K"]})
+
+
+@case("eval.set: is 129 characters, longer than the store's 128")
+def eval_set_name_too_long(folder):
+    return files_sweep(folder, eval_set="w" * 129)
+
+
+@case("name: is 201 characters, longer than the store's 200")
+def sweep_name_too_long(folder):
+    args = files_sweep(folder)
+    spec = yaml.safe_load((folder / "s.yaml").read_text())
+    spec["name"] = "n" * 201
+    (folder / "s.yaml").write_text(yaml.safe_dump(spec))
+    return args
+
+
+@case("s.yaml: cannot read (UnicodeDecodeError")
+def sweep_file_not_utf8(folder):
+    (folder / "s.yaml").write_bytes(b"name: caf\xe9\n")
+    return ["sweep", "s.yaml"]
+
+
+@case("Invalid value for 'SWEEP_FILE': File 's.yaml' is a directory")
+def sweep_file_is_a_folder(folder):
+    (folder / "s.yaml").mkdir()
+    return ["sweep", "s.yaml"]
+
+
+@case("Invalid value for '--num-cpus': 0 is not in the range")
+def sweep_with_no_cpus(folder):
+    return [*files_sweep(folder)[:-1], "0"]
+
+
+@case("No such command 'swep'. Did you mean 'sweep'?")
+def command_misspelt(folder):
+    return ["swep", "s.yaml"]
+
+
+# --- published baselines ----------------------------------------------------------------------
+
+HEADER = "source,model,objective,metric,reference,eval_set,samples,value"
+
+
+def baselines(folder: Path, body: bytes | str) -> list[str]:
+    raw = body.encode() if isinstance(body, str) else body
+    (folder / "b.csv").write_bytes(raw)
+    return ["--store", f"sqlite:///{folder / 'orch.db'}", "baselines", "import", "b.csv"]
+
+
+@case("b.csv:2: column model holds a control character")
+def baseline_with_a_nul_byte(folder):
+    return baselines(folder, f"{HEADER}\npaper,NTP\x00,ntp,cka,dino,wit,1M,0.1\n")
+
+
+@case("b.csv:2: column model is 129 characters, longer than the store's 128")
+def baseline_model_name_too_long(folder):
+    return baselines(folder, f"{HEADER}\npaper,{'m' * 129},ntp,cka,dino,wit,1M,0.1\n")
+
+
+@case("b.csv:3: more cells than the header has columns")
+def baseline_row_with_an_extra_cell(folder):
+    return baselines(
+        folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,1M,0.1\npaper,m,ntp,cka,dino,wit,2M,0.1,x\n"
+    )
+
+
+@case("b.csv:2: value 'nan' is not finite")
+def baseline_value_nan(folder):
+    return baselines(folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,1M,nan\n")
+
+
+@case("b.csv:2: value 'high' is not a number")
+def baseline_value_text(folder):
+    return baselines(folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,1M,high\n")
+
+
+@case("b.csv: cannot read CSV")
+def baseline_file_latin_1(folder):
+    return baselines(folder, f"{HEADER}\npaper,caf\xe9,ntp,cka,dino,wit,1M,0.1\n".encode("latin-1"))
+
+
+@case("b.csv: missing column(s) source")
+def baseline_file_empty(folder):
+    return baselines(folder, "")
+
+
+@case("b.csv: unknown column(s) seed")
+def baseline_unknown_column(folder):
+    return baselines(folder, f"{HEADER},seed\npaper,m,ntp,cka,dino,wit,1M,0.1,0\n")
+
+
+@case("b.csv:2: column source is empty")
+def baseline_without_source(folder):
+    return baselines(folder, f"{HEADER}\n ,m,ntp,cka,dino,wit,1M,0.1\n")
+
+
+@case("b.csv:2: samples: '-5' is not a size")
+def baseline_negative_samples(folder):
+    return baselines(folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,-5,0.1\n")
+
+
+# --- store URLs ---------------------------------------------------------------------------------
+
+
+@case("sqlite://: an in-memory store keeps nothing")
+def store_in_memory(folder):
+    return ["--store", "sqlite://", "status"]
+
+
+@case("mysql://u:***@db.example/x: unsupported database 'mysql'")
+def store_unsupported_with_an_at_in_its_password(folder):
+    return ["--store", "mysql://u:p@ss@W0rd-LeakCheck@db.example/x", "status"]
+
+
+@case("cannot make its folder")
+def store_under_a_file(folder):
+    (folder / "blocker").write_text("")
+    args = baselines(folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,1M,0.1\n")
+    return ["--store", f"sqlite:///{folder / 'blocker' / 'orch.db'}", *args[2:]]
+
+
+@case("not a store URL")
+def store_not_a_url(folder):
+    return ["--store", "::not a url::", "status"]
+
+
+# --- orch align ----------------------------------------------------------------------------------
+
+
+def align(folder: Path, a: np.ndarray, b: np.ndarray | None = None, *extra: str) -> list[str]:
+    np.save(folder / "a.npy", a)
+    np.save(folder / "b.npy", a if b is None else b)
+    return ["align", "a.npy", "b.npy", *extra]
+
+
+@case("0 rows x 4 columns (need 2+ rows")
+def align_zero_rows(folder):
+    return align(folder, np.zeros((0, 4)))
+
+
+@case("30 rows x 0 columns")
+def align_zero_width(folder):
+    return align(folder, np.zeros((30, 0)))
+
+
+@case("shape (30,) is not rows x width")
+def align_one_dimensional(folder):
+    return align(folder, np.ones(30))
+
+
+@case("a.npz: not a feature file")
+def align_zip_that_is_not_an_npz(folder):
+    with zipfile.ZipFile(folder / "a.npz", "w") as archive:
+        archive.writestr("notes.txt", "hello")
+    np.save(folder / "b.npy", np.ones((30, 4)))
+    return ["align", "a.npz", "b.npy"]
+
+
+@case("a.npz: not a feature file")
+def align_npz_with_a_pickled_layer(folder):
+    np.savez(folder / "a.npz", layer=np.array([{"x": 1}] * 30, dtype=object))
+    np.save(folder / "b.npy", np.ones((30, 4)))
+    return ["align", "a.npz", "b.npy"]
+
+
+@case("k must be at least 1")
+def align_with_k_zero(folder):
+    return align(folder, np.random.default_rng(0).normal(size=(30, 4)), None, "--metric", "mutual_knn@0")
+
+
+# --- orch fit on a real store ------------------------------------------------------------------
+
+
+def fit(folder: Path, *extra: str) -> list[str]:
+    simulated_store(f"sqlite:///{folder / 'orch.db'}").close()  # its WAL folded in first
+    return ["--store", f"sqlite:///{folder / 'orch.db'}", "fit", "--out", "reports", *extra]
+
+
+@case("--at-alignment")
+def fit_at_alignment_nan(folder):
+    return fit(folder, "--at-alignment", "nan")
+
+
+@case("--min-samples")
+def fit_min_samples_beyond_every_run(folder):
+    return fit(folder, "--min-samples", "1T")
+
+
+@case("'12Q' is not a size")
+def fit_predict_not_a_size(folder):
+    return fit(folder, "--predict", "12Q")
+
+
+@case("--gap")
+def fit_gap_without_a_colon(folder):
+    return fit(folder, "--gap", "jepa_good-ntp")
+
+
+@case("Invalid value for '--format'")
+def export_in_an_unknown_format(folder):
+    return ["export", "--format", "xml"]
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file's size and time, but SQLite's shared-memory index, which any reader touches."""
+    files = (p for p in folder.rglob("*") if not p.name.endswith("-shm"))
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in files}
+
+
+def run_case(folder: Path, setup: Setup) -> tuple[subprocess.CompletedProcess, dict, dict]:
+    folder.mkdir()
+    args = setup(folder)
+    before = snapshot(folder)
+    result = subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True, cwd=folder, timeout=300
+    )
+    return result, before, snapshot(folder)
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(run_case, root / name, setup) for name, (setup, _) in CASES.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def test_there_are_at_least_forty_hostile_inputs():
+    assert len(CASES) >= 40
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_hostile_input_gets_one_line_exit_2_and_writes_nothing(outcomes, name):
+    result, before, after = outcomes[name]
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("orch: error: ") and CASES[name][1] in lines[0], lines[0]
+    assert "LeakCheck" not in result.stderr  # a password is never printed, however it is written
+    assert after == before  # no store, no report, nothing half-written
+
+
+def test_a_spreadsheet_csv_with_a_byte_order_mark_imports(tmp_path):
+    (tmp_path / "b.csv").write_text(f"\ufeff{HEADER}\npaper,m,ntp,cka,dino,wit,1M,0.1\n", encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'orch.db'}"
+    result = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "--store", url, "baselines", "import", "b.csv"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0 and "1 of 1 rows added" in result.stderr, result.stderr
+    assert list(Store.open(url).baselines_frame().source) == ["paper"]
