@@ -14,6 +14,7 @@ __all__ = [
     "NotFound",
     "StoreError",
     "StoreURLError",
+    "StoreUnreachable",
     "empty_sqlite_file",
     "engine_for",
     "mask_text",
@@ -33,6 +34,10 @@ class StoreError(Exception):
 
 class StoreURLError(StoreError):
     """A store URL that is malformed or names an unsupported database (bad input)."""
+
+
+class StoreUnreachable(StoreError):
+    """The store's server did not answer or dropped the connection: worth waiting out."""
 
 
 class NotFound(StoreError):

@@ -6,19 +6,16 @@ trial can neither lose nor duplicate a row.
 """
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, inspect, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import Connection, select, update
 
-import db.migrations as migrations
 import db.schema as schema
-from db.engine import RACES, NotFound, StoreError, StoreURLError, empty_sqlite_file, engine_for, mask_url
+from db.engine import NotFound, StoreError, engine_for, mask_url
+from db.opening import ensure_schema, insert_for, transaction
 from db.rows import CheckpointReport, Measurement, TrialMeasurement, TrialRow, TrialState, columns
-from db.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,7 +38,7 @@ class Store:
     def __init__(self, url: str, upgrade: bool = False, create: bool = True) -> None:
         self.url = mask_url(url)
         self._engine = engine_for(url)
-        self.upgraded_from = self._ensure_schema(upgrade, create)
+        self.upgraded_from = ensure_schema(self._engine, self.url, upgrade, create)
 
     @classmethod
     def open(cls, url: str, upgrade: bool = False, create: bool = True) -> "Store":
@@ -52,80 +49,12 @@ class Store:
     def close(self) -> None:
         self._engine.dispose()
 
-    @contextmanager
-    def session_scope(self) -> Iterator[Connection]:
+    def session_scope(self) -> AbstractContextManager[Connection]:
         """One transaction: commits on success, rolls back on error, StoreError outside."""
-        try:
-            with self._engine.begin() as connection:
-                yield connection
-        except SQLAlchemyError as error:
-            reason = str(error.orig if getattr(error, "orig", None) else error).splitlines()[0]
-            raise StoreError(f"store {self.url}: {reason}") from None
+        return transaction(self._engine, self.url)
 
     def _insert(self, table: schema.Table) -> Any:
-        dialect = sqlite if self._engine.dialect.name == "sqlite" else postgresql
-        return dialect.insert(table)
-
-    def _ensure_schema(self, upgrade: bool, create: bool) -> int | None:
-        """Create a new store's tables; return the version an older store was upgraded from."""
-        # A reader never opens a 0-byte SQLite file: opening writes SQLite's header (WAL mode).
-        found = (
-            None if not create and empty_sqlite_file(self._engine) else self._retrying(self._schema_version)
-        )
-        if found is None and not create:
-            raise StoreURLError(
-                f"store {self.url} holds no orch tables (an empty or foreign database); nothing was written"
-            )
-        if found is None:
-            self._retrying(self._create_schema)
-            return None
-        if found > SCHEMA_VERSION:
-            raise StoreError(
-                f"store {self.url} was written by schema {found}, this orch reads "
-                f"{SCHEMA_VERSION}: upgrade orch"
-            )
-        if found == SCHEMA_VERSION:
-            return None
-        if not upgrade:
-            raise StoreError(
-                f"store {self.url} was written by schema {found}, this orch reads "
-                f"{SCHEMA_VERSION}: run 'orch --store {self.url} db upgrade' (it keeps every row)"
-            )
-        with self.session_scope() as connection:
-            migrations.upgrade(connection, found)
-        return found
-
-    @staticmethod
-    def _retrying(action: Any) -> Any:
-        """Run `action`, retrying a few times: two processes may open or create one store at once
-        (SQLite can answer 'database is locked' while the other switches to WAL or creates tables)."""
-        for attempt in range(5):
-            try:
-                return action()
-            except StoreError as error:
-                if not any(race in str(error) for race in RACES) or attempt == 4:
-                    raise
-                time.sleep(0.2 * 2**attempt)
-        return None
-
-    def _schema_version(self) -> int | None:
-        with self.session_scope() as connection:
-            if not inspect(connection).has_table("orch_meta"):
-                return None
-            row = connection.execute(
-                select(schema.orch_meta.c.value).where(schema.orch_meta.c.key == "schema")
-            ).first()
-        return int(row.value) if row else None
-
-    def _create_schema(self) -> None:
-        # create_all skips what exists, and the version row is written once.
-        with self.session_scope() as connection:
-            schema.metadata.create_all(connection, checkfirst=True)
-            connection.execute(
-                self._insert(schema.orch_meta)
-                .values(key="schema", value=str(SCHEMA_VERSION))
-                .on_conflict_do_nothing()
-            )
+        return insert_for(self._engine, table)
 
     # sweeps and trials -------------------------------------------------------------------
 

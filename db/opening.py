@@ -1,0 +1,102 @@
+"""Opening a store: one transaction's error mapping, and a schema made, checked or upgraded
+before the first read or write. Functions of an engine, so that `Store` holds only the record."""
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from sqlalchemy import Connection, Engine, Insert, Table, inspect, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
+
+import db.migrations as migrations
+import db.schema as schema
+from db.engine import RACES, StoreError, StoreUnreachable, StoreURLError, empty_sqlite_file
+from db.schema import SCHEMA_VERSION
+
+__all__ = ["ensure_schema", "insert_for", "transaction"]
+
+T = TypeVar("T")
+
+
+@contextmanager
+def transaction(engine: Engine, url: str) -> Iterator[Connection]:
+    """One transaction: commits on success, rolls back on error; outside, a StoreError naming the
+    (masked) `url`, or StoreUnreachable when the server did not answer (worth waiting out)."""
+    try:
+        with engine.begin() as connection:
+            yield connection
+    except SQLAlchemyError as error:
+        reason = str(error.orig if getattr(error, "orig", None) else error).splitlines()[0]
+        unreachable = isinstance(error, OperationalError | InterfaceError)  # not a bad row
+        raise (StoreUnreachable if unreachable else StoreError)(f"store {url}: {reason}") from None
+
+
+def insert_for(engine: Engine, table: Table) -> Insert:
+    """An INSERT with the dialect's ON CONFLICT."""
+    dialect = sqlite if engine.dialect.name == "sqlite" else postgresql
+    return dialect.insert(table)
+
+
+def ensure_schema(engine: Engine, url: str, upgrade: bool, create: bool) -> int | None:
+    """Create a new store's tables; return the version an older store was upgraded from."""
+    # A reader never opens a 0-byte SQLite file: opening writes SQLite's header (WAL mode).
+    found = (
+        None if not create and empty_sqlite_file(engine) else _retrying(lambda: _schema_version(engine, url))
+    )
+    if found is None and not create:
+        raise StoreURLError(
+            f"store {url} holds no orch tables (an empty or foreign database); nothing was written"
+        )
+    if found is None:
+        _retrying(lambda: _create_schema(engine, url))
+        return None
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"store {url} was written by schema {found}, this orch reads {SCHEMA_VERSION}: upgrade orch"
+        )
+    if found == SCHEMA_VERSION:
+        return None
+    if not upgrade:
+        raise StoreError(
+            f"store {url} was written by schema {found}, this orch reads "
+            f"{SCHEMA_VERSION}: run 'orch --store {url} db upgrade' (it keeps every row)"
+        )
+    with transaction(engine, url) as connection:
+        migrations.upgrade(connection, found)
+    return found
+
+
+def _retrying(action: Callable[[], T]) -> T | None:
+    """Run `action`, retrying a few times: two processes may open or create one store at once
+    (SQLite can answer 'database is locked' while the other switches to WAL or creates tables)."""
+    for attempt in range(5):
+        try:
+            return action()
+        except StoreError as error:
+            if not any(race in str(error) for race in RACES) or attempt == 4:
+                raise
+            time.sleep(0.2 * 2**attempt)
+    return None
+
+
+def _schema_version(engine: Engine, url: str) -> int | None:
+    with transaction(engine, url) as connection:
+        if not inspect(connection).has_table("orch_meta"):
+            return None
+        row = connection.execute(
+            select(schema.orch_meta.c.value).where(schema.orch_meta.c.key == "schema")
+        ).first()
+    return int(row.value) if row else None
+
+
+def _create_schema(engine: Engine, url: str) -> None:
+    # create_all skips what exists, and the version row is written once.
+    with transaction(engine, url) as connection:
+        schema.metadata.create_all(connection, checkfirst=True)
+        connection.execute(
+            insert_for(engine, schema.orch_meta)
+            .values(key="schema", value=str(SCHEMA_VERSION))
+            .on_conflict_do_nothing()
+        )
