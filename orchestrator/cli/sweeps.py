@@ -21,6 +21,13 @@ from orchestrator.spec.sizes import format_size
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True)
 @click.option("--address", default=None, help="An existing Ray cluster: auto or HOST:PORT.")
 @click.option("--num-cpus", type=click.IntRange(min=1), default=None, help="CPUs for local Ray.")
+@click.option(
+    "--store-wait",
+    type=click.FloatRange(min=0),
+    default=600,
+    show_default=True,
+    help="Seconds to wait out an unreachable store (rows are held in memory meanwhile).",
+)
 @store_option
 @click.pass_context
 def sweep(
@@ -32,6 +39,7 @@ def sweep(
     retries: int,
     address: str | None,
     num_cpus: int | None,
+    store_wait: float,
 ) -> None:
     """Run every trial of a sweep that the store does not have yet.
 
@@ -64,6 +72,7 @@ def sweep(
         retries=retries,
         address=address,
         num_cpus=num_cpus,
+        store_wait_s=store_wait,
         progress=_to_stderr,
         live=sys.stderr.isatty(),
     )

@@ -1,54 +1,22 @@
-"""The driver's side of Ray Tune: trial events become store rows and statuses (`StoreWriter`) and
-progress lines (`ProgressView`). `TuneEvents` composes the two; each does one job.
+"""The driver's side of Ray Tune: trial events become store rows and statuses (`StoreWriter`, in
+`run.outbox`) and progress lines (`ProgressView`). `TuneEvents` composes the two.
 
 Only the driver writes: trials `tune.report` a `CheckpointReport` as a plain dict under
 `REPORT_KEY`, keyed by the trial key (never Ray's trial id), so a retried or resubmitted trial
 cannot duplicate a row.
 """
 
-import socket
 from pathlib import Path
 from typing import Any
 
-from db import CheckpointReport, Store, mask_url
+from db import CheckpointReport
+from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
 
-__all__ = ["FINISHED", "REPORT_KEY", "StoreWriter", "TuneEvents", "tune_callback"]
+__all__ = ["FINISHED", "REPORT_KEY", "TuneEvents", "tune_callback"]
 
 FINISHED = ("done", "collapsed")
 REPORT_KEY = "orch_checkpoint"  # the one key of a trial's Tune result that orch reads
-
-
-class StoreWriter:
-    """Writes each event to the store. Holds only the URL; the engine opens lazily, in the
-    driver, on first use."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self._store: Store | None = None
-
-    def __getstate__(self) -> dict:
-        # Tune pickles its callbacks into the experiment files it writes to disk; the copy
-        # keeps the masked URL only, so no password reaches a file (the live writer keeps it).
-        return {"url": mask_url(self.url), "_store": None}
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            self._store = Store.open(self.url)
-        return self._store
-
-    def started(self, key: str) -> None:
-        self.store.set_status(key, "running", host=socket.gethostname())
-
-    def checkpoint(self, report: CheckpointReport) -> None:
-        self.store.record_checkpoint(report)
-
-    def retried(self, key: str, reason: str) -> None:
-        self.store.note(key, reason)  # the next start counts the new attempt
-
-    def finished(self, key: str, status: str, reason: str | None) -> None:
-        self.store.set_status(key, status, reason=reason)
 
 
 class TuneEvents:
@@ -61,6 +29,9 @@ class TuneEvents:
     @staticmethod
     def _key(trial: Any) -> str:
         return trial.config["trial"]["key"]
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        self.writer.flush()  # an outage's buffer is retried between events too
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self.writer.started(self._key(trial))
@@ -101,11 +72,11 @@ def _error_line(trial: Any) -> str:
     return (lines[-1] if lines else "unknown error")[:500]
 
 
-def tune_callback(url: str, view: ProgressView) -> Any:
+def tune_callback(url: str, view: ProgressView, store_wait_s: float) -> Any:
     """A `ray.tune.Callback` around TuneEvents (Ray imported only when a sweep runs)."""
     from ray.tune import Callback
 
     class _Callback(TuneEvents, Callback):
         pass
 
-    return _Callback(StoreWriter(url), view)
+    return _Callback(StoreWriter(url, store_wait_s, notify=view.note), view)

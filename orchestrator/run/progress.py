@@ -53,6 +53,10 @@ class ProgressView:
             self.seen[key] = self.budgets[key]
         self._log(f"{self.labels[key]}: {status}" + (f" ({reason})" if reason else ""))
 
+    def note(self, message: str) -> None:
+        """A line about the sweep rather than a trial (the store is unreachable, and back)."""
+        self._log(message)
+
     def end(self) -> None:
         if self.live:
             self.write("\n")

@@ -20,6 +20,7 @@ from orchestrator.data.files import check_files
 from orchestrator.errors import InputError
 from orchestrator.run.callbacks import FINISHED, REPORT_KEY, tune_callback
 from orchestrator.run.cluster import connect
+from orchestrator.run.outbox import STORE_WAIT_S
 from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.spec import Spec, TrialConfig
@@ -37,6 +38,7 @@ class SweepOptions:
     runner: Callable[..., Any] | None = None  # the trial runner; default training.loop.run_trial
     progress: Callable[[str], None] | None = None  # where progress text goes (the CLI: stderr)
     live: bool = False  # rewrite one progress line in place (a terminal)
+    store_wait_s: float = STORE_WAIT_S  # how long an unreachable store is waited out
 
 
 @dataclass
@@ -247,6 +249,7 @@ def _run_tune(
         }
         for t in todo
     ]
+    callback = tune_callback(url, view, options.store_wait_s)
     trainable = tune.with_resources(
         tune.with_parameters(_trainable, storage=str(storage), runner=options.runner),
         lambda config: {"cpu": config["trial"]["cpu"], "gpu": config["trial"]["gpu"]},
@@ -265,7 +268,7 @@ def _run_tune(
             storage_path=str(storage / "ray"),
             failure_config=tune.FailureConfig(max_failures=options.retries),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
-            callbacks=[tune_callback(url, view)],
+            callbacks=[callback],
             verbose=0,
         ),
     )
@@ -274,6 +277,7 @@ def _run_tune(
     view.begin()
     try:
         tuner.fit()
+        callback.writer.drain()  # what an outage held back, before the outcome is read
     finally:
         view.end()
 

@@ -4,8 +4,6 @@ checkpoint, failures, SIGKILL of the driver and the rerun, SIGINT."""
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,35 +19,11 @@ from orchestrator.errors import InputError
 from orchestrator.run.raylocal import SESSION
 from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import load_spec, parse_spec
-from orchestrator.training.loop import checkpoint_schedule
 from tests.datasets import file_dataset
+from tests.drivers import expected_rows, start_driver, sweep_raw, wait_for, write_sweep
 from tests.orchestrator import faults
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
-LAYERS, REFERENCES = 2, 2  # the tiny preset's layers; the world's references
-
-
-def sweep_raw(name="s", objectives=("jepa_good", "ntp"), sizes=("2K",), seeds=(0, 1)):
-    return {
-        "name": name,
-        "eval": {"metrics": ["mutual_knn@10"], "checkpoints": "log2"},
-        "grid": {
-            "objective": list(objectives),
-            "model": ["tiny"],
-            "data_size": list(sizes),
-            "seed": list(seeds),
-        },
-    }
-
-
-def expected_rows(trial) -> int:
-    """Rows one finished trial writes: per checkpoint, each metric x reference, max and per
-    layer, plus the training loss after S=0."""
-    schedule = checkpoint_schedule(trial.budget_samples, trial.eval.first_checkpoint, trial.eval.per_octave)
-    per_metric = len(trial.eval.metrics) * REFERENCES * (1 + LAYERS)
-    return sum(per_metric + (1 if samples else 0) for samples in schedule)
-
-
 PLANTED = "postgresql+psycopg://orch:Planted-S3cret@db-host/orch?sslpassword=Planted-Key"
 
 
@@ -100,44 +74,6 @@ def test_a_trial_that_keeps_failing_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert trials.loc["ntp", "reason"] == "ValueError: planted failure for ntp"
     assert trials.loc["ntp", "attempts"] == 2
     assert trials.loc["jepa_good", "status"] == "done"
-
-
-def write_sweep(folder: Path, raw: dict) -> Path:
-    path = folder / f"{raw['name']}.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    return path
-
-
-def start_driver(folder: Path, sweep: Path, *extra: str, env=None, sigint=signal.SIG_DFL) -> subprocess.Popen:
-    """A driver process whose SIGINT disposition is set here, not inherited from how the suite
-    was started (a background job ignores SIGINT, and so would every child)."""
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "orchestrator",
-            "--store",
-            f"sqlite:///{folder / 'orch.db'}",
-            "sweep",
-            str(sweep),
-            *extra,
-        ],
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
-    )
-
-
-def wait_for(predicate, timeout=240.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.5)
-    raise AssertionError("condition not reached in time")
 
 
 def statuses(folder: Path) -> dict[str, str]:

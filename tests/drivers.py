@@ -1,0 +1,77 @@
+"""Sweep files, driver processes and the rows a finished trial writes: what the tests that run
+real `orch sweep` drivers share."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from orchestrator.training.loop import checkpoint_schedule
+
+LAYERS, REFERENCES = 2, 2  # the tiny preset's layers; the world's references
+
+
+def sweep_raw(name="s", objectives=("jepa_good", "ntp"), sizes=("2K",), seeds=(0, 1)):
+    return {
+        "name": name,
+        "eval": {"metrics": ["mutual_knn@10"], "checkpoints": "log2"},
+        "grid": {
+            "objective": list(objectives),
+            "model": ["tiny"],
+            "data_size": list(sizes),
+            "seed": list(seeds),
+        },
+    }
+
+
+def expected_rows(trial) -> int:
+    """Rows one finished trial writes: per checkpoint, each metric x reference, max and per
+    layer, plus the training loss after S=0."""
+    schedule = checkpoint_schedule(trial.budget_samples, trial.eval.first_checkpoint, trial.eval.per_octave)
+    per_metric = len(trial.eval.metrics) * REFERENCES * (1 + LAYERS)
+    return sum(per_metric + (1 if samples else 0) for samples in schedule)
+
+
+def write_sweep(folder: Path, raw: dict) -> Path:
+    path = folder / f"{raw['name']}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def start_driver(
+    folder: Path, sweep: Path, *extra: str, env=None, sigint=signal.SIG_DFL, store: str | None = None
+) -> subprocess.Popen:
+    """A driver process (its store: `store`, or orch.db in `folder`) whose SIGINT disposition is
+    set here, not inherited from how the suite was started (a background job ignores SIGINT, and
+    so would every child)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "orchestrator",
+            "--store",
+            store or f"sqlite:///{folder / 'orch.db'}",
+            "sweep",
+            str(sweep),
+            *extra,
+        ],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
+    )
+
+
+def wait_for(predicate, timeout=240.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.5)
+    raise AssertionError("condition not reached in time")
