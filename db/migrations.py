@@ -34,13 +34,14 @@ class Widen:
 
 @dataclass(frozen=True)
 class AddColumn:
-    """A nullable FLOAT column added to a table."""
+    """A nullable column (FLOAT unless `sql_type` says otherwise) added to a table."""
 
     table: str
     column: str
+    sql_type: str = "FLOAT"
 
     def apply(self, connection: Connection) -> None:
-        connection.execute(text(f"ALTER TABLE {self.table} ADD COLUMN {self.column} FLOAT"))
+        connection.execute(text(f"ALTER TABLE {self.table} ADD COLUMN {self.column} {self.sql_type}"))
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,10 @@ STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt | Rebuild, ...]] = {
     2: tuple(AddColumn("measurements", column) for column in schema.MEASUREMENT_NOISE),  # noise, null
     3: tuple(ToBigInt(table, column) for table, column in COUNTS),
     4: (Rebuild("baselines"),),  # unique on the whole curve point, samples included
+    5: (  # a trial's lease: which driver runs it, and when that driver last said so
+        AddColumn("trials", "lease_owner", f"VARCHAR({schema.WIDTHS['host']})"),
+        AddColumn("trials", "lease_heartbeat"),
+    ),
 }
 
 

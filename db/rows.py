@@ -91,6 +91,8 @@ class TrialState:
     started: float | None
     finished: float | None
     updated: float
+    lease_owner: str | None  # the driver running it now (host:pid:token)
+    lease_heartbeat: float | None
     sweep: str
     held_out: int
 

@@ -32,7 +32,7 @@ __all__ = [
     "trials",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
@@ -98,6 +98,10 @@ trials = Table(
     Column("started", Float),
     Column("finished", Float),
     Column("updated", Float, nullable=False),
+    # The driver running the trial now (host:pid:token) and its last heartbeat, unix seconds;
+    # NULL when no driver holds it. A second driver skips a trial under a live lease.
+    Column("lease_owner", _name("host")),
+    Column("lease_heartbeat", Float),
 )
 
 sweep_trials = Table(

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, or_, select, update
 
 import db.schema as schema
 from db.engine import NotFound, StoreError, engine_for, mask_url
@@ -88,6 +88,50 @@ class Store:
                     .on_conflict_do_update(index_elements=["sweep", "trial_key"], set_={"held_out": held_out})
                 )
 
+    # leases: one driver per trial at a time --------------------------------------------
+
+    def claim(
+        self, keys: Iterable[str], owner: str, stale_after_s: float, dead: Iterable[str] = ()
+    ) -> set[str]:
+        """Lease to `owner` each unfinished trial of `keys` that no live driver holds, and return
+        the keys `owner` holds. A lease is a dead driver's when its heartbeat is older than
+        `stale_after_s`, or when its owner is one of `dead`. Rows are locked in key order, so
+        two drivers claiming at once cannot deadlock, and each trial goes to one of them."""
+        t, now, dead = schema.trials.c, time.time(), list(dead)
+        free = or_(t.lease_owner.is_(None), t.lease_owner == owner, t.lease_heartbeat < now - stale_after_s)
+        free = or_(free, t.lease_owner.in_(dead)) if dead else free
+        held: set[str] = set()
+        with self.session_scope() as connection:
+            for chunk in _chunks(sorted(keys)):
+                mine = t.key.in_(chunk) & t.status.notin_(("done", "collapsed"))
+                connection.execute(select(t.key).where(mine).order_by(t.key).with_for_update())
+                connection.execute(
+                    update(schema.trials).where(mine & free).values(lease_owner=owner, lease_heartbeat=now)
+                )
+                held |= set(
+                    connection.execute(select(t.key).where(mine & (t.lease_owner == owner))).scalars()
+                )
+        return held
+
+    def lease_owners(self, keys: Iterable[str]) -> set[str]:
+        """The drivers holding leases on any of `keys`."""
+        t, owners = schema.trials.c, set()
+        with self.session_scope() as connection:
+            for chunk in _chunks(list(keys)):
+                found = connection.execute(select(t.lease_owner).where(t.key.in_(chunk)).distinct()).scalars()
+                owners |= {owner for owner in found if owner}
+        return owners
+
+    def renew(self, owner: str, release: bool = False) -> None:
+        """Beat `owner`'s heartbeat on every trial it holds, or, with `release`, let them go."""
+        values = (
+            {"lease_owner": None, "lease_heartbeat": None} if release else {"lease_heartbeat": time.time()}
+        )
+        with self.session_scope() as connection:
+            connection.execute(
+                update(schema.trials).where(schema.trials.c.lease_owner == owner).values(**values)
+            )
+
     def find_trial(self, key: str) -> dict | None:
         with self.session_scope() as connection:
             row = connection.execute(select(schema.trials).where(schema.trials.c.key == key)).first()
@@ -103,8 +147,7 @@ class Store:
         keys = list(keys)
         found: dict[str, str] = {}
         with self.session_scope() as connection:
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
+            for chunk in _chunks(keys):
                 query = select(schema.trials.c.key, schema.trials.c.status).where(
                     schema.trials.c.key.in_(chunk)
                 )
@@ -277,3 +320,8 @@ class Store:
     def forecasts_frame(self, sweep: str) -> "pd.DataFrame":
         f = schema.forecasts
         return self._frame(select(f).where(f.c.sweep == sweep).order_by(f.c.id))
+
+
+def _chunks(keys: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    """Keys in slices small enough for one IN (...) on every backend."""
+    return (keys[start : start + size] for start in range(0, len(keys), size))

@@ -20,6 +20,7 @@ from orchestrator.data.files import check_files
 from orchestrator.errors import InputError
 from orchestrator.run.callbacks import FINISHED, REPORT_KEY, tune_callback
 from orchestrator.run.cluster import connect
+from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
 from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
@@ -39,6 +40,7 @@ class SweepOptions:
     progress: Callable[[str], None] | None = None  # where progress text goes (the CLI: stderr)
     live: bool = False  # rewrite one progress line in place (a terminal)
     store_wait_s: float = STORE_WAIT_S  # how long an unreachable store is waited out
+    lease_stale_s: float = LEASE_STALE_S  # a lease without a heartbeat this long is a dead driver's
 
 
 @dataclass
@@ -47,6 +49,7 @@ class SweepOutcome:
     store: str
     counts: dict[str, int] = field(default_factory=dict)
     skipped: int = 0
+    leased: int = 0  # trials left to another driver that holds a live lease on them
     wall_s: float = 0.0
     interrupted: bool = False
 
@@ -62,6 +65,7 @@ class SweepOutcome:
             "store": self.store,
             "counts": self.counts,
             "skipped": self.skipped,
+            "leased_elsewhere": self.leased,
             "wall_s": round(self.wall_s, 2),
             "interrupted": self.interrupted,
             "exit_code": self.exit_code,
@@ -70,8 +74,9 @@ class SweepOutcome:
     def summary(self) -> str:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts.items())) or "nothing run"
         ending = " (interrupted: run the same command to resume)" if self.interrupted else ""
+        leased = f"; {self.leased} run by another driver (live lease)" if self.leased else ""
         return (
-            f"sweep {self.name}: {counts}; {self.skipped} already in {self.store}; "
+            f"sweep {self.name}: {counts}; {self.skipped} already in {self.store}{leased}; "
             f"{self.wall_s:.1f} s{ending}"
         )
 
@@ -138,10 +143,8 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     """Run every trial the store does not have as done or collapsed; record every result."""
     started = time.perf_counter()
-    if spec.data.source == "files":
-        check_files(
-            spec.data, spec.eval.neighbours
-        )  # a missing or broken file is bad input, before any trial starts
+    if spec.data.source == "files":  # a missing or broken file is bad input, before any trial starts
+        check_files(spec.data, spec.eval.neighbours)
     store = Store.open(url)
     statuses = store.trial_statuses(t.key for t in spec.trials)
     todo = [t for t in spec.trials if statuses.get(t.key) not in FINISHED]
@@ -156,10 +159,14 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
             _check_resources(spec, todo)  # a trial no node can hold would wait forever
         # The file is stored with its secrets masked (a password on its `store:` line).
         store.record_sweep(spec.name, mask_text(spec.text), spec.text_hash, spec.source, trial_rows(spec))
+        owner = driver_id()
+        held = claim(store, (t.key for t in todo), owner, options.lease_stale_s)  # not another driver's
+        outcome.leased, todo = len(todo) - len(held), [t for t in todo if t.key in held]
         if not todo:
             return outcome
-        view = ProgressView(todo, options.progress, options.live)
-        _run_tune(spec, todo, url, options, options.storage.resolve(), view)
+        with Heartbeat(store, owner, options.lease_stale_s):
+            view = ProgressView(todo, options.progress, options.live)
+            _run_tune(spec, todo, url, options, options.storage.resolve(), view)
     except KeyboardInterrupt:
         outcome.interrupted = True
         _mark_interrupted(store, todo)
