@@ -5,7 +5,7 @@ from dataclasses import asdict
 from db import WIDTHS, TrialRow
 from orchestrator.data.shape import text_shape
 from orchestrator.errors import InputError
-from orchestrator.spec import CORE_AXES, Spec, TrialConfig
+from orchestrator.spec import CORE_AXES, Spec, TrainConfig
 from orchestrator.spec.catalog import PRESETS, estimate_params, train_flops
 
 __all__ = ["check_widths", "plan", "totals", "trial_rows"]
@@ -41,9 +41,9 @@ def trial_rows(spec: Spec) -> list[TrialRow]:
     ]
 
 
-def _recipe_overrides(trial: TrialConfig, base: dict) -> dict:
-    """Recipe fields where this trial differs from the sweep's first trial (the grid's recipe axes)."""
-    own = asdict(trial.train)
+def _recipe_overrides(train: TrainConfig, base: dict) -> dict:
+    """Recipe fields where this recipe differs from the sweep's first trial's (the grid's recipe axes)."""
+    own = asdict(train)
     changed = {}
     for key, value in own.items():
         if isinstance(value, dict):
@@ -57,14 +57,17 @@ def plan(spec: Spec, statuses: dict[str, str]) -> list[dict]:
     """One dict per trial: axes, estimated parameters and FLOPs, and its state in the store."""
     shape = text_shape(spec.data)
     base = asdict(spec.trials[0].train)
+    overrides: dict[TrainConfig, dict] = {}  # trials share a handful of recipes
     rows = []
     for trial in spec.trials:
+        if trial.train not in overrides:
+            overrides[trial.train] = _recipe_overrides(trial.train, base)
         preset = PRESETS[trial.model]
         tokens = trial.budget_samples * shape.tokens_per_sample
         rows.append(
             {
                 **{axis: getattr(trial, axis) for axis in CORE_AXES},
-                "recipe": _recipe_overrides(trial, base),
+                "recipe": overrides[trial.train],
                 "n_params_est": estimate_params(preset, shape.vocab_size, shape.max_len, trial.objective),
                 "samples": trial.budget_samples,
                 "flops_est": train_flops(preset, trial.objective, tokens, shape.vocab_size),

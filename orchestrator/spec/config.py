@@ -6,6 +6,7 @@ data size, seed, the resolved `train` recipe, the `data` section and the `eval` 
 two sweeps is one trial and resources can change without rerunning anything.
 """
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -103,21 +104,20 @@ class TrialConfig:
     eval: EvalConfig
 
     def identity(self) -> dict[str, Any]:
-        """Everything that changes this trial's result, and nothing else."""
-        data = asdict(self.data)
-        del data["base_dir"]
+        """Everything that changes this trial's result, and nothing else (its parts are shared
+        between trials: read, never change them)."""
         return {
             "key_version": KEY_VERSION,
             "objective": self.objective,
             "model": self.model,
             "data_size": self.data_size,
             "seed": self.seed,
-            "train": asdict(self.train),
-            "data": data,
-            "eval": asdict(self.eval),
+            "train": _plain(self.train),
+            "data": _plain(self.data),
+            "eval": _plain(self.eval),
         }
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         canonical = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
@@ -180,3 +180,13 @@ class Spec:
         if not self.holdout:
             return False
         return all(getattr(trial, axis) in values for axis, values in self.holdout)
+
+
+@functools.lru_cache(maxsize=256)
+def _plain(section: "TrainConfig | DataConfig | EvalConfig") -> dict[str, Any]:
+    """A section as plain JSON-ready data, made once for the many trials that share it (a grid of
+    10^5 trials has a handful of distinct sections); a data section without its base_dir, which
+    says where the files are, not what they hold."""
+    plain = asdict(section)
+    plain.pop("base_dir", None)
+    return plain

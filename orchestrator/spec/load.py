@@ -15,7 +15,15 @@ import yaml
 
 from orchestrator.errors import SpecError
 from orchestrator.spec.catalog import OBJECTIVES, PRESETS
-from orchestrator.spec.config import CORE_AXES, DEFAULT_STORE, DataConfig, EvalConfig, Spec, TrialConfig
+from orchestrator.spec.config import (
+    CORE_AXES,
+    DEFAULT_STORE,
+    DataConfig,
+    EvalConfig,
+    Spec,
+    TrainConfig,
+    TrialConfig,
+)
 from orchestrator.spec.fields import (
     FieldError,
     read_choice,
@@ -106,10 +114,11 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
     cells += _parse_include(top.get("include", []), raw_train)
     excludes = _parse_exclude(top.get("exclude", []), axes)
     trials: dict[str, TrialConfig] = {}
+    recipes: dict[str, TrainConfig] = {}  # one recipe per distinct set of overrides, not per trial
     for cell in cells:
         if any(_matches(cell, rule) for rule in excludes):
             continue
-        trial = _trial(cell, raw_train, data, evaluation)
+        trial = _trial(cell, raw_train, data, evaluation, recipes)
         trials.setdefault(trial.key, trial)
     if not trials:
         raise FieldError("exclude", "removes every trial of the grid (loosen the filters)")
@@ -243,14 +252,19 @@ def _matches(cell: dict[str, Any], rule: dict[str, Any]) -> bool:
     return all(cell.get(axis) == value for axis, value in rule.items())
 
 
-def _trial(cell: dict, raw_train: dict, data: DataConfig, evaluation: EvalConfig) -> TrialConfig:
+def _trial(
+    cell: dict, raw_train: dict, data: DataConfig, evaluation: EvalConfig, recipes: dict[str, TrainConfig]
+) -> TrialConfig:
     overrides = {axis: value for axis, value in cell.items() if axis not in CORE_AXES}
+    known = repr(sorted(overrides.items()))
+    if known not in recipes:
+        recipes[known] = recipe(raw_train, overrides, "grid")
     return TrialConfig(
         objective=cell["objective"],
         model=cell["model"],
         data_size=cell["data_size"],
         seed=cell["seed"],
-        train=recipe(raw_train, overrides, "grid"),
+        train=recipes[known],
         data=data,
         eval=evaluation,
     )
