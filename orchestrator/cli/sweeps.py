@@ -20,6 +20,13 @@ from orchestrator.spec.sizes import format_size
 @click.option("--max-concurrent", type=click.IntRange(min=1), default=None, help="Trials at once.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True)
 @click.option("--address", default=None, help="An existing Ray cluster: auto or HOST:PORT.")
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(min=0.1),
+    default=15,
+    show_default=True,
+    help="Seconds a cluster at --address has to answer.",
+)
 @click.option("--num-cpus", type=click.IntRange(min=1), default=None, help="CPUs for local Ray.")
 @click.option(
     "--store-wait",
@@ -38,6 +45,7 @@ def sweep(
     max_concurrent: int | None,
     retries: int,
     address: str | None,
+    connect_timeout: float,
     num_cpus: int | None,
     store_wait: float,
 ) -> None:
@@ -71,6 +79,7 @@ def sweep(
         max_concurrent=max_concurrent,
         retries=retries,
         address=address,
+        connect_timeout_s=connect_timeout,
         num_cpus=num_cpus,
         store_wait_s=store_wait,
         progress=_to_stderr,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from orchestrator.errors import InputError
 
-__all__ = ["CONNECT_TIMEOUT_S", "ClusterError", "connect", "token_source"]
+__all__ = ["CONNECT_TIMEOUT_S", "ClusterError", "check_reachable", "connect", "token_source"]
 
 CONNECT_TIMEOUT_S = 15.0
 AUTH_MODE = "RAY_AUTH_MODE"
@@ -43,7 +43,7 @@ def token_source() -> str | None:
     return str(default) if default.is_file() else None
 
 
-def _reachable(address: str, timeout_s: float) -> None:
+def check_reachable(address: str, timeout_s: float) -> None:
     """A TCP connection to HOST:PORT within the timeout, or a ClusterError naming the address."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
@@ -92,7 +92,7 @@ def connect(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> bool:
     """`ray.init(address=...)` with the cluster's auth token when it needs one; False when this
     process is already connected to a Ray."""
     if address != "auto":
-        _reachable(address, timeout_s)
+        check_reachable(address, timeout_s)
     source = token_source()
     if source is not None and AUTH_MODE not in os.environ and _needs_token(address):
         os.environ[AUTH_MODE] = "token"  # read when Ray starts the driver's core worker

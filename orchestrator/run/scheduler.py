@@ -19,7 +19,7 @@ from db import CheckpointReport, Store, mask_text
 from orchestrator.data.files import check_files
 from orchestrator.errors import InputError
 from orchestrator.run.callbacks import FINISHED, REPORT_KEY, tune_callback
-from orchestrator.run.cluster import connect
+from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
 from orchestrator.run.plan import trial_rows
@@ -34,6 +34,7 @@ class SweepOptions:
     max_concurrent: int | None = None
     retries: int = 2
     address: str | None = None  # an existing Ray cluster: "auto" or HOST:PORT
+    connect_timeout_s: float = CONNECT_TIMEOUT_S  # how long the cluster has to answer
     num_cpus: int | None = None  # for a local Ray; default: this machine's CPUs
     storage: Path = Path(".orch")  # checkpoints and Ray's files; shared storage on a cluster
     runner: Callable[..., Any] | None = None  # the trial runner; default training.loop.run_trial
@@ -145,6 +146,8 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     started = time.perf_counter()
     if spec.data.source == "files":  # a missing or broken file is bad input, before any trial starts
         check_files(spec.data, spec.eval.neighbours)
+    if options.address and options.address != "auto":  # a cluster nobody answers for: no store made
+        check_reachable(options.address, options.connect_timeout_s)
     store = Store.open(url)
     statuses = store.trial_statuses(t.key for t in spec.trials)
     todo = [t for t in spec.trials if statuses.get(t.key) not in FINISHED]
@@ -214,7 +217,7 @@ def _start_ray(options: SweepOptions) -> bool:
     # (a password, maybe) stays here. The CLI has read ORCH_STORE already.
     os.environ.pop("ORCH_STORE", None)
     if options.address:
-        return connect(options.address)
+        return connect(options.address, options.connect_timeout_s)
     import ray
 
     if ray.is_initialized():

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import psutil
@@ -131,3 +132,38 @@ def test_a_port_nobody_listens_on_fails_fast_in_one_line(tmp_path):
     assert refused.returncode == 2
     (line,) = refused.stderr.strip().splitlines()
     assert line.startswith(f"orch: error: no Ray cluster answers at {address}")
+
+
+def test_a_cluster_that_never_completes_the_handshake_fails_within_the_connect_timeout(tmp_path):
+    """A listener whose backlog is full: the kernel drops new SYNs, as a firewalled host does."""
+    (tmp_path / "small.yaml").write_text(SMALL)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(0)
+    address = f"127.0.0.1:{silent.getsockname()[1]}"
+    fillers = []
+    for _ in range(4):  # fill the backlog; later connections hang
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(silent.getsockname())
+        fillers.append(filler)
+    started = time.monotonic()
+    args = [
+        "--store",
+        "sqlite:///x.db",
+        "sweep",
+        "small.yaml",
+        "--address",
+        address,
+        "--connect-timeout",
+        "3",
+    ]
+    result = orch(args, tmp_path, tmp_path)
+    took = time.monotonic() - started
+    for sock in [silent, *fillers]:
+        sock.close()
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"orch: error: no Ray cluster answers at {address} within 3 s"), line
+    assert took < 15, took
+    assert not (tmp_path / "x.db").exists()
