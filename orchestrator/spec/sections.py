@@ -41,7 +41,8 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "grad_clip": 1.0,
     "sigreg": {"weight": 0.05, "slices": 256},
 }
-WORLD_SET = re.compile(r"^world-([0-9]+)$")
+WORLD_SET = re.compile(r"^world-([1-9][0-9]*)$")
+WORLD_SET_SIZES = (8, 100_000)  # fewer items say nothing; more would not fit an n x n kernel
 
 
 TRAIN_KEYS = tuple(TRAIN_DEFAULTS)
@@ -162,6 +163,9 @@ def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
     name = read_string(evaluation.get("set", default_set), "eval.set")
     if data.source == "world" and not WORLD_SET.match(name):
         raise FieldError("eval.set", f"{name!r} is not a world eval set (write world-1024)")
+    low, high = WORLD_SET_SIZES
+    if data.source == "world" and not low <= int(WORLD_SET.match(name).group(1)) <= high:
+        raise FieldError("eval.set", f"{name!r} has to hold {low:,} to {high:,} items (write world-1024)")
     metrics = read_list(evaluation.get("metrics", ["mutual_knn@10"]), "eval.metrics")
     parsed_metrics = []
     for index, metric in enumerate(metrics):

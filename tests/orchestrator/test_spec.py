@@ -231,12 +231,21 @@ FILES = {
     ),
     "max_trials_zero": (with_top(max_trials=0), "max_trials: 0 is out of range"),
     "k_too_big": (
-        with_top(eval={"set": "world-5", "metrics": ["cka", "mutual_knn@10"]}),
-        "eval.metrics[1]: mutual_knn@10 needs more than 10 eval items, and world-5 has 5",
+        with_top(eval={"set": "world-9", "metrics": ["cka", "mutual_knn@10"]}),
+        "eval.metrics[1]: mutual_knn@10 needs more than 10 eval items, and world-9 has 9",
     ),
     "reference_unknown": (
         with_top(eval={"references": ["factor_mlp", "dinov2"]}),
         "eval.references[1]: 'dinov2' is not allowed",
+    ),
+    "world_set_empty": (with_top(eval={"set": "world-0"}), "eval.set: 'world-0' is not a world eval set"),
+    "world_set_tiny": (
+        with_top(eval={"set": "world-4", "metrics": ["cka"]}),
+        "'world-4' has to hold 8 to 100,000",
+    ),
+    "world_set_huge": (
+        with_top(eval={"set": "world-1000000"}),
+        "'world-1000000' has to hold 8 to 100,000 items",
     ),
     "size_huge": (with_grid(data_size=["4K", "20T"]), "grid.data_size[1]: '20T' is more than 10T samples"),
 }
