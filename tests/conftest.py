@@ -35,6 +35,14 @@ def store_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
     yield from _fresh_postgres_database()
 
 
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh database on the test server, for what only Postgres has (a password)."""
+    if not POSTGRES_URL:
+        pytest.skip("ORCH_TEST_POSTGRES_URL is not set (.ci/run sets it)")
+    yield from _fresh_postgres_database()
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     """One Ray for the whole session: a real two-node cluster on this machine (1 CPU each).
