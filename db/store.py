@@ -6,12 +6,13 @@ trial can neither lose nor duplicate a row.
 """
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, or_, select, update
 
+import db.queries as queries
 import db.schema as schema
 from db.engine import NotFound, StoreError, engine_for, mask_url
 from db.opening import ensure_schema, insert_for, transaction
@@ -239,45 +240,40 @@ class Store:
 
     def trials_frame(self, sweep: str | None = None) -> "pd.DataFrame":
         """One row per trial (of one sweep, or all), with `sweep` and `held_out` where known."""
-        t, st = schema.trials, schema.sweep_trials
-        query = select(t, st.c.sweep, st.c.held_out).join(st, st.c.trial_key == t.c.key)
-        if sweep is not None:
-            query = query.where(st.c.sweep == sweep)
-        return self._frame(query.order_by(t.c.created, t.c.key), TrialState)
+        return self._frame(queries.trials(sweep), TrialState)
 
-    def measurements_frame(self, sweep: str | None = None) -> "pd.DataFrame":
-        """Measurements joined with their trial's columns (objective, model, data size, seed)."""
-        m, t, st = schema.measurements, schema.trials, schema.sweep_trials
-        query = (
-            select(
-                *(c for c in m.c if c.name != "id"),
-                t.c.objective,
-                t.c.model,
-                t.c.n_params,
-                t.c.data_size,
-                t.c.seed,
-                t.c.budget_samples,
-                t.c.status,
-                st.c.sweep,
-                st.c.held_out,
-            )
-            .join(t, t.c.key == m.c.trial_key)
-            .join(st, st.c.trial_key == t.c.key)
-        )
-        if sweep is not None:
-            query = query.where(st.c.sweep == sweep)
-        return self._frame(query.order_by(m.c.trial_key, m.c.samples_seen, m.c.metric), TrialMeasurement)
+    def trial_states(self, sweep: str) -> list[TrialState]:
+        """The trials of one sweep as typed rows, without pandas (`orch status` starts fast)."""
+        with self.session_scope() as connection:
+            return [TrialState(*row) for row in connection.execute(queries.trials(sweep))]
 
-    def _frame(self, query: Any, row_type: type | None = None) -> "pd.DataFrame":
-        """The query's rows as a frame; with `row_type`, its columns are that type's fields, in order."""
-        import pandas as pd  # imported here so that the CLI starts without it
+    def measurements_frame(self, sweep: str | None = None, metric: str | None = None) -> "pd.DataFrame":
+        """Measurements (of one metric, or all) joined with their trial's columns (objective,
+        model, data size, seed)."""
+        return self._frame(queries.measurements(sweep, metric), TrialMeasurement)
 
+    def measured(self, sweep: str) -> set[tuple[str, str]]:
+        """The (metric, reference) pairs the sweep's trials measured."""
+        with self.session_scope() as connection:
+            return {tuple(row) for row in connection.execute(queries.measured(sweep))}
+
+    def table_chunks(self, table: str, sweep: str, rows: int = 100_000) -> Iterator["pd.DataFrame"]:
+        """One sweep's rows of an exported table (`queries.EXPORTED`), `rows` at a time, streamed
+        from the server: memory stays flat in the table's size."""
+        with self.session_scope() as connection:
+            result = connection.execution_options(yield_per=rows).execute(queries.table(table, sweep))
+            names = list(result.keys())
+            for part in result.partitions():
+                yield _as_frame(names, part)
+
+    def _frame(self, query: Any, row_type: type) -> "pd.DataFrame":
+        """The query's rows as a frame whose columns are `row_type`'s fields, in order."""
         with self.session_scope() as connection:
             result = connection.execute(query)
             names = list(result.keys())
-            if row_type is not None and names != columns(row_type):
+            if names != columns(row_type):
                 raise StoreError(f"store {self.url}: query columns {names} are not {row_type.__name__}'s")
-            return pd.DataFrame(result.fetchall(), columns=names)
+            return _as_frame(names, result)
 
     # published baselines, fits, forecasts, gaps -----------------------------------------
 
@@ -292,7 +288,14 @@ class Store:
             return len(fresh)
 
     def baselines_frame(self) -> "pd.DataFrame":
-        return self._frame(select(schema.baselines).order_by(schema.baselines.c.id))
+        with self.session_scope() as connection:
+            result = connection.execute(select(schema.baselines).order_by(schema.baselines.c.id))
+            return _as_frame(list(result.keys()), result)
+
+    def forecasts_frame(self, sweep: str) -> "pd.DataFrame":
+        with self.session_scope() as connection:
+            result = connection.execute(queries.table("forecasts", sweep))
+            return _as_frame(list(result.keys()), result)
 
     def write_fit_run(self, fits: Sequence[tuple[dict, Sequence[dict]]], gap_rows: Sequence[dict]) -> None:
         """Store one `orch fit` run in one transaction: each fit with its forecasts, then gaps."""
@@ -308,18 +311,14 @@ class Store:
             if gap_rows:
                 connection.execute(schema.gaps.insert(), list(gap_rows))
 
-    def table_frame(self, table: str, sweep: str) -> "pd.DataFrame":
-        """One sweep's rows of trials, measurements, fits, forecasts or gaps (for `orch export`)."""
-        if table == "trials":
-            return self.trials_frame(sweep)
-        if table == "measurements":
-            return self.measurements_frame(sweep)
-        results = {"fits": schema.fits, "forecasts": schema.forecasts, "gaps": schema.gaps}[table]
-        return self._frame(select(results).where(results.c.sweep == sweep).order_by(results.c.id))
 
-    def forecasts_frame(self, sweep: str) -> "pd.DataFrame":
-        f = schema.forecasts
-        return self._frame(select(f).where(f.c.sweep == sweep).order_by(f.c.id))
+def _as_frame(names: list[str], rows: Iterable[Any]) -> "pd.DataFrame":
+    """Rows as a frame, built column by column (pandas would probe each SQLAlchemy Row for
+    namedtuple fields, a hundred times slower)."""
+    import pandas as pd  # imported here so that the CLI starts without it
+
+    values = zip(*rows, strict=True) if names else ()
+    return pd.DataFrame(dict(zip(names, map(list, values), strict=False)), columns=names)
 
 
 def _chunks(keys: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:

@@ -35,8 +35,8 @@ __all__ = [
 def load_measurements(store: Store, sweep: str, metric: str, reference: str | None) -> pd.DataFrame:
     """One metric's measurements of the sweep's done trials (`TrialMeasurement` columns), with
     `is_final` and a boolean `held_out`."""
-    frame = store.measurements_frame(sweep)
-    frame = frame[(frame.metric == metric) & (frame.status == "done")]
+    frame = store.measurements_frame(sweep, metric)
+    frame = frame[frame.status == "done"]
     if reference is not None:
         frame = frame[frame.reference == reference]
     frame = frame.assign(

@@ -1,16 +1,16 @@
 """`orch align`, `orch baselines`, `orch export` and `orch db`: data into and out of the store."""
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
-from db import SCHEMA_VERSION, WIDTHS, Store, mask_url
+from db import SCHEMA_VERSION, WIDTHS, Store, mask_url, queries
 from orchestrator.cli.common import emit_json, open_sweep, store_exists, store_option, store_url
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.render import render_table
-
-EXPORTED = ("trials", "measurements", "fits", "forecasts", "gaps")
 
 
 @cli.command()
@@ -131,10 +131,47 @@ def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) 
     store, sweep_name = open_sweep(ctx, sweep_name)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    for table in EXPORTED:
-        frame = store.table_frame(table, sweep_name)
+    for table in queries.EXPORTED:
         path = folder / f"{table}.{kind}"
         staged = path.with_name(f".{path.name}.partial")
-        frame.to_csv(staged, index=False) if kind == "csv" else frame.to_parquet(staged, index=False)
+        write = _write_csv if kind == "csv" else _write_parquet
+        rows = write(store.table_chunks(table, sweep_name), staged, queries.table(table, sweep_name))
         staged.replace(path)  # never a half-written file under the final name
-        click.echo(f"{path}: {len(frame)} rows", err=True)
+        click.echo(f"{path}: {rows} rows", err=True)
+
+
+def _write_csv(chunks: Iterator[Any], path: Path, query: Any) -> int:
+    """The chunks one after another under one header; the number of rows written."""
+    rows = 0
+    with path.open("w", newline="") as handle:
+        for chunk in chunks:
+            chunk.to_csv(handle, index=False, header=rows == 0)
+            rows += len(chunk)
+        if rows == 0:
+            handle.write(",".join(column.name for column in query.selected_columns) + "\n")
+    return rows
+
+
+def _write_parquet(chunks: Iterator[Any], path: Path, query: Any) -> int:
+    """The chunks as row groups of one Parquet file whose column types are the store's (a
+    chunk of all-NULL values keeps its column's type); the number of rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from sqlalchemy import Float, Integer
+
+    def arrow_type(sql_type: Any) -> Any:
+        return (
+            pa.int64()
+            if isinstance(sql_type, Integer)
+            else pa.float64()
+            if isinstance(sql_type, Float)
+            else pa.string()
+        )
+
+    schema = pa.schema([(column.name, arrow_type(column.type)) for column in query.selected_columns])
+    rows = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        for chunk in chunks:
+            writer.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False))
+            rows += len(chunk)
+    return rows

@@ -134,12 +134,9 @@ def _check(store: Store, sweep: str, options: Any) -> None:
         raise InputError(
             f"--at-alignment {level}: give a level inside {options.metric}'s range ({low:g}, {high:g})"
         )
-    measured = store.measurements_frame(sweep)
-    for flag, value, column in (
-        ("--metric", options.metric, "metric"),
-        ("--reference", options.reference, "reference"),
-    ):
-        known = sorted(set(measured[column]))
+    measured = store.measured(sweep)
+    for flag, value, column in (("--metric", options.metric, 0), ("--reference", options.reference, 1)):
+        known = sorted({pair[column] for pair in measured})
         if value is not None and known and value not in known:
             hint = did_you_mean(value, known)
             raise InputError(

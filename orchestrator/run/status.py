@@ -1,7 +1,5 @@
 """Sweep progress as the store records it: what `orch status` prints."""
 
-import pandas as pd
-
 from db import Store
 
 __all__ = ["sweep_status"]
@@ -10,7 +8,6 @@ __all__ = ["sweep_status"]
 def sweep_status(store: Store, name: str) -> dict:
     """Per-trial state and progress of one sweep, with totals, in stable snake_case keys; trials
     in the grid's order (objective, model, data size, seed)."""
-    frame = store.trials_frame(name)
     trials = [
         {
             "key": row.key,
@@ -24,12 +21,12 @@ def sweep_status(store: Store, name: str) -> dict:
             "progress": min(1.0, row.samples_seen / row.budget_samples),
             "attempts": int(row.attempts),
             "reason": row.reason,
-            "n_params": None if pd.isna(row.n_params) else int(row.n_params),
+            "n_params": None if row.n_params is None else int(row.n_params),
             "host": row.host,
             "device": row.device,
             "held_out": bool(row.held_out),
         }
-        for row in frame.itertuples()
+        for row in store.trial_states(name)
     ]
     trials.sort(key=lambda t: (t["objective"], t["model"], t["data_size"], t["seed"]))
     by_status: dict[str, int] = {}

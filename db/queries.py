@@ -1,0 +1,52 @@
+"""The store's read queries, built once here and run by `Store`: a sweep's trials, its
+measurements joined with their trials, what it measured, and the rows `orch export` writes."""
+
+from sqlalchemy import Select, select
+
+import db.schema as schema
+
+__all__ = ["EXPORTED", "measured", "measurements", "table", "trials"]
+
+EXPORTED = ("trials", "measurements", "fits", "forecasts", "gaps")  # what `orch export` writes
+
+
+def trials(sweep: str | None) -> Select:
+    """One row per trial (of one sweep, or all), with `sweep` and `held_out`: `TrialState`."""
+    t, st = schema.trials, schema.sweep_trials
+    query = select(t, st.c.sweep, st.c.held_out).join(st, st.c.trial_key == t.c.key)
+    if sweep is not None:
+        query = query.where(st.c.sweep == sweep)
+    return query.order_by(t.c.created, t.c.key)
+
+
+def measurements(sweep: str | None, metric: str | None) -> Select:
+    """Measurements (of one metric, or all) with their trial's columns: `TrialMeasurement`."""
+    m, t, st = schema.measurements, schema.trials, schema.sweep_trials
+    trial_columns = (t.c.objective, t.c.model, t.c.n_params, t.c.data_size, t.c.seed, t.c.budget_samples)
+    query = (
+        select(*(c for c in m.c if c.name != "id"), *trial_columns, t.c.status, st.c.sweep, st.c.held_out)
+        .join(t, t.c.key == m.c.trial_key)
+        .join(st, st.c.trial_key == t.c.key)
+    )
+    if sweep is not None:
+        query = query.where(st.c.sweep == sweep)
+    if metric is not None:
+        query = query.where(m.c.metric == metric)
+    return query.order_by(m.c.trial_key, m.c.samples_seen, m.c.metric)
+
+
+def measured(sweep: str) -> Select:
+    """The distinct (metric, reference) pairs a sweep's trials measured."""
+    m, st = schema.measurements, schema.sweep_trials
+    query = select(m.c.metric, m.c.reference).join(st, st.c.trial_key == m.c.trial_key)
+    return query.where(st.c.sweep == sweep).distinct()
+
+
+def table(name: str, sweep: str) -> Select:
+    """One sweep's rows of an exported table, in a stable order."""
+    if name == "trials":
+        return trials(sweep)
+    if name == "measurements":
+        return measurements(sweep, None)
+    results = {"fits": schema.fits, "forecasts": schema.forecasts, "gaps": schema.gaps}[name]
+    return select(results).where(results.c.sweep == sweep).order_by(results.c.id)
