@@ -1,68 +1,36 @@
 """Real data from the files a cluster user has, streamed so that 940M rows never sit in memory.
 
-- pairs: JSONL or Parquet with `image_id, caption_a, caption_b`, or `image_id, caption` with
-  several consecutive rows per image (consecutive captions of one image become a pair);
-- documents: JSONL with `text`; a document's two halves are its two chunks (bad views);
+- pairs: shards (`run.shards`: JSONL, .jsonl.gz, .jsonl.zst or Parquet) with `image_id,
+  caption_a, caption_b`, or `image_id, caption` with several consecutive rows per image
+  (consecutive captions of one image become a pair);
+- documents: shards with `text`; a document's two halves are its two chunks (bad views);
 - eval: JSONL with `text` per row, plus one `.npy` feature matrix per reference, rows aligned.
 
 Every problem is a `DataError` naming the file (and line or column where there is one).
 """
 
 import itertools
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from orchestrator.data.matrices import DataError, check_matrix, load_arrays
+from orchestrator.data.shards import read_rows, resolve_shards, rows_of
 from orchestrator.spec import DataConfig
 
-__all__ = ["CHECKED_ROWS", "DataError", "check_files", "iter_documents", "iter_pairs", "read_eval"]
+__all__ = [
+    "CHECKED_ROWS",
+    "DataError",
+    "check_files",
+    "document_shards",
+    "iter_documents",
+    "iter_pairs",
+    "pair_shards",
+    "read_eval",
+]
 
 CHECKED_ROWS = 10_000  # rows of each training file the driver reads before any trial starts
-
-
-def _rows(path: Path) -> Iterator[tuple[str, dict]]:
-    """(where, row) for every row of a JSONL or Parquet file, streamed."""
-    if not path.exists():
-        raise DataError(f"{path}: no such file (check the data section's paths)")
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            parquet = pq.ParquetFile(path)
-        except Exception as error:  # pyarrow raises several types for a broken file
-            raise DataError(f"{path}: not a readable Parquet file ({error})") from None
-        row_number = 0
-        batches = parquet.iter_batches(batch_size=8192)
-        while True:
-            try:
-                batch = next(batches, None)
-            except Exception as error:  # a corrupted page: OSError, ArrowInvalid, ...
-                raise DataError(f"{path}: unreadable after row {row_number} ({error})") from None
-            if batch is None:
-                return
-            for row in batch.to_pylist():
-                row_number += 1
-                yield f"{path}: row {row_number}", row
-    with path.open("rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise DataError(
-                    f"{path}:{line_number}: not UTF-8 (byte {error.start + 1}); save as UTF-8"
-                ) from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DataError(f"{path}:{line_number}: not JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{line_number}: expected a JSON object per line")
-            yield f"{path}:{line_number}", row
 
 
 def _text(row: dict, column: str, where: str) -> str:
@@ -74,10 +42,18 @@ def _text(row: dict, column: str, where: str) -> str:
     return value
 
 
-def iter_pairs(path: Path) -> Iterator[tuple[str, str]]:
+def pair_shards(data: DataConfig) -> list[Path]:
+    return resolve_shards(data.pairs, Path(data.base_dir), "data.pairs")
+
+
+def document_shards(data: DataConfig) -> list[Path]:
+    return resolve_shards(data.documents, Path(data.base_dir), "data.documents")
+
+
+def iter_pairs(shards: list[Path]) -> Iterator[tuple[str, str]]:
     """Two captions of one image per example."""
     pending: tuple[object, str] | None = None
-    for where, row in _rows(path):
+    for where, row in rows_of(shards):
         if "caption_a" in row or "caption_b" in row:
             yield _text(row, "caption_a", where), _text(row, "caption_b", where)
             continue
@@ -91,9 +67,9 @@ def iter_pairs(path: Path) -> Iterator[tuple[str, str]]:
             pending = (row["image_id"], caption)
 
 
-def iter_documents(path: Path) -> Iterator[tuple[str, str]]:
+def iter_documents(shards: list[Path]) -> Iterator[tuple[str, str]]:
     """The two halves of each document with at least two words."""
-    for where, row in _rows(path):
+    for where, row in rows_of(shards):
         words = _text(row, "text", where).split()
         if len(words) >= 2:
             middle = len(words) // 2
@@ -103,10 +79,10 @@ def iter_documents(path: Path) -> Iterator[tuple[str, str]]:
 def check_files(data: DataConfig, neighbours: int = 0) -> None:
     """Fail fast on the driver: every file exists, the first `CHECKED_ROWS` rows of each training
     file parse, and the eval set aligns and has more items than the largest metric k."""
-    for _ in itertools.islice(iter_pairs(data.resolve(data.pairs)), CHECKED_ROWS):
+    for _ in itertools.islice(iter_pairs(pair_shards(data)), CHECKED_ROWS):
         pass
     if data.documents is not None:
-        for _ in itertools.islice(iter_documents(data.resolve(data.documents)), CHECKED_ROWS):
+        for _ in itertools.islice(iter_documents(document_shards(data)), CHECKED_ROWS):
             pass
     texts_path = data.resolve(data.eval_texts)
     texts, _ = read_eval(texts_path, {name: data.resolve(path) for name, path in data.eval_features})
@@ -119,7 +95,7 @@ def check_files(data: DataConfig, neighbours: int = 0) -> None:
 
 def read_eval(texts_path: Path, features: dict[str, Path]) -> tuple[list[str], dict[str, np.ndarray]]:
     """Eval texts and each reference's features, checked to be row-aligned and finite."""
-    texts = [_text(row, "text", where) for where, row in _rows(texts_path)]
+    texts = [_text(row, "text", where) for where, row in read_rows(texts_path)]
     references = {}
     for name, path in features.items():
         arrays = load_arrays(path)

@@ -6,6 +6,7 @@ resume at its data position rather than at step 0.
 """
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
@@ -14,7 +15,14 @@ from pathlib import Path
 import numpy as np
 
 from orchestrator.data import world as world_module
-from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_eval
+from orchestrator.data.files import (
+    DataError,
+    document_shards,
+    iter_documents,
+    iter_pairs,
+    pair_shards,
+    read_eval,
+)
 from orchestrator.data.shape import WORLD_MAX_LEN
 from orchestrator.data.tokenizer import (
     BpeTokenizer,
@@ -75,7 +83,8 @@ class InMemoryStream:
 
 
 class FileStream:
-    """The first D examples of a file, read in order through a seeded shuffle buffer per epoch.
+    """The first D examples of the shards, read in order through a seeded shuffle buffer per
+    epoch; each `take` tokenizes its examples in one batch.
 
     Reading is sequential; a jump in position (a resumed trial) replays its epoch from the start.
     """
@@ -85,7 +94,7 @@ class FileStream:
         self._position = -1
         self._iterator: Iterator[np.ndarray] | None = None
 
-    def _epoch(self, epoch: int) -> Iterator[np.ndarray]:
+    def _epoch(self, epoch: int) -> Iterator[tuple[str, str]]:
         rng = np.random.default_rng([self.seed, epoch])
         buffer: list[tuple[str, str]] = []
         produced = 0
@@ -94,27 +103,48 @@ class FileStream:
             if len(buffer) >= SHUFFLE_BUFFER:
                 index = int(rng.integers(len(buffer)))
                 buffer[index], buffer[-1] = buffer[-1], buffer[index]
-                yield self.encode([buffer.pop()])[0]
+                yield buffer.pop()
                 produced += 1
         for index in rng.permutation(len(buffer)):
-            yield self.encode([buffer[index]])[0]
+            yield buffer[index]
             produced += 1
         if produced < self.size:
             raise DataError(f"data holds {produced} examples, fewer than the data size {self.size}")
 
     def take(self, position: int, count: int) -> np.ndarray:
-        rows = []
-        while len(rows) < count:
-            epoch, offset = divmod(position + len(rows), self.size)
-            if self._iterator is None or self._position != position + len(rows):
+        pairs: list[tuple[str, str]] = []
+        while len(pairs) < count:
+            epoch, offset = divmod(position + len(pairs), self.size)
+            if self._iterator is None or self._position != position + len(pairs):
                 self._iterator = islice(self._epoch(epoch), offset, None)
-                self._position = position + len(rows)
+                self._position = position + len(pairs)
             try:
-                rows.append(next(self._iterator))
+                pairs.append(next(self._iterator))
                 self._position += 1
             except StopIteration:
                 self._iterator = None
-        return np.stack(rows)
+        return self.encode(pairs)
+
+
+class Prefetcher:
+    """A stream's next batch (the next position, same count) read and tokenized in a background
+    thread while the trainer uses this one; any other request is served directly. The Rust
+    tokenizer and torch both release the GIL, so the two overlap."""
+
+    def __init__(self, take: Callable[[int, int], np.ndarray]) -> None:
+        self._take = take
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="orch-prefetch")
+        self._next: tuple[int, int, Future] | None = None
+
+    def take(self, position: int, count: int) -> np.ndarray:
+        if self._next is not None and self._next[:2] == (position, count):
+            batch = self._next[2].result()
+        else:
+            if self._next is not None:
+                self._next[2].exception()  # the stream is not thread-safe: let that read end first
+            batch = self._take(position, count)
+        self._next = (position + count, count, self._pool.submit(self._take, position + count, count))
+        return batch
 
 
 @lru_cache(maxsize=4)
@@ -165,15 +195,15 @@ def _file_data(config: TrialConfig, cache_dir: Path) -> TrialData:
     if config.objective == "jepa_bad":
         if data.documents is None:
             raise DataError("data.documents: jepa_bad needs a documents file (JSONL with 'text')")
-        path = data.resolve(data.documents)
+        shards = document_shards(data)
 
         def open_pairs() -> Iterator[tuple[str, str]]:
-            return iter_documents(path)
+            return iter_documents(shards)
     else:
-        path = data.resolve(data.pairs)
+        shards = pair_shards(data)
 
         def open_pairs() -> Iterator[tuple[str, str]]:
-            return iter_pairs(path)
+            return iter_pairs(shards)
 
     tokenizer = _file_tokenizer(data, cache_dir)
     joined = config.objective == "ntp"
@@ -187,7 +217,7 @@ def _file_data(config: TrialConfig, cache_dir: Path) -> TrialData:
     tokens = encode_texts(tokenizer, texts, data.max_len)
     half = len(texts) // 2  # no separate retrieval set: maps fit on the first half of the eval set
     return TrialData(
-        take=FileStream(open_pairs, encode, config.data_size, config.seed).take,
+        take=Prefetcher(FileStream(open_pairs, encode, config.data_size, config.seed).take).take,
         eval_set=EvalSet(
             name=config.eval.set,
             tokens=tokens,
@@ -203,6 +233,6 @@ def _file_data(config: TrialConfig, cache_dir: Path) -> TrialData:
 def _file_tokenizer(data: DataConfig, cache_dir: Path) -> Tokenizer:
     if data.tokenizer == "bytes":
         return ByteTokenizer()
-    pairs = islice(iter_pairs(data.resolve(data.pairs)), BPE_TRAINING_TEXTS // 2)
+    pairs = islice(iter_pairs(pair_shards(data)), BPE_TRAINING_TEXTS // 2)
     texts = [text for pair in pairs for text in pair]
     return BpeTokenizer(texts, data.vocab_size, cache_dir)

@@ -60,8 +60,8 @@ class DataConfig:
     world_synonyms: int = 4  # the embedded world's knobs: see orchestrator.data.world.Knobs
     world_nuisance: float = 3.0
     world_mention: float = 0.7
-    pairs: str | None = None
-    documents: str | None = None
+    pairs: str | tuple[str, ...] | None = None  # a path or glob, or a list of them: shards
+    documents: str | tuple[str, ...] | None = None
     eval_texts: str | None = None
     eval_features: tuple[tuple[str, str], ...] = ()
     tokenizer: str = "bytes"
@@ -135,6 +135,9 @@ class TrialConfig:
         train = dict(raw["train"], sigreg=SigRegConfig(**raw["train"]["sigreg"]))
         data = dict(raw["data"], base_dir=raw.get("base_dir", "."))
         data["eval_features"] = tuple(tuple(pair) for pair in data["eval_features"])
+        for role in ("pairs", "documents"):  # shards: a list in JSON, a tuple in the config
+            if isinstance(data.get(role), list):
+                data[role] = tuple(data[role])
         evaluation = dict(raw["eval"], metrics=tuple(raw["eval"]["metrics"]))
         if evaluation["references"] is not None:
             evaluation["references"] = tuple(evaluation["references"])

@@ -135,8 +135,8 @@ def parse_data(raw: Any, base_dir: str) -> DataConfig:
     vocab_default = 256 if tokenizer == "bytes" else 8192
     return DataConfig(
         source="files",
-        pairs=read_string(data["pairs"], "data.pairs"),
-        documents=read_string(data["documents"], "data.documents") if "documents" in data else None,
+        pairs=_read_shards(data["pairs"], "data.pairs"),
+        documents=_read_shards(data["documents"], "data.documents") if "documents" in data else None,
         eval_texts=read_string(evaluation["texts"], "data.eval.texts"),
         eval_features=tuple(
             (str(name), read_string(path, f"data.eval.features.{name}"))
@@ -147,6 +147,13 @@ def parse_data(raw: Any, base_dir: str) -> DataConfig:
         max_len=read_int(data.get("max_len", 64), "data.max_len", low=4, high=4096),
         base_dir=base_dir,
     )
+
+
+def _read_shards(value: Any, path: str) -> str | tuple[str, ...]:
+    """A path or glob, or a list of them (shards read in one seeded order: `data.shards`)."""
+    if isinstance(value, list):
+        return tuple(read_string(item, f"{path}[{i}]") for i, item in enumerate(read_list(value, path)))
+    return read_string(value, path)
 
 
 WORLD_KEYS = ("seed", "synonyms", "nuisance", "mention")

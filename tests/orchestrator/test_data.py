@@ -1,5 +1,7 @@
 """The embedded world is reproducible and the file datasets load good files and reject bad ones."""
 
+import itertools
+import json
 import re
 
 import numpy as np
@@ -9,7 +11,8 @@ import pytest
 
 from orchestrator.data import world as W
 from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_eval
-from orchestrator.data.stream import InMemoryStream, open_trial_data
+from orchestrator.data.shards import resolve_shards
+from orchestrator.data.stream import FileStream, InMemoryStream, Prefetcher, open_trial_data
 from orchestrator.data.tokenizer import BpeTokenizer, ByteTokenizer, encode_examples
 from orchestrator.spec import parse_spec
 from tests.datasets import file_dataset, write_jsonl
@@ -85,35 +88,79 @@ def test_stream_positions_are_pure_and_epochs_reshuffle():
     np.testing.assert_array_equal(stream.take(8, 4)[:, 0, 0], [*first_epoch[8:], *second[:2]])
 
 
+def test_a_file_stream_resumes_exactly_and_prefetching_changes_no_batch(tmp_path):
+    pairs = [(f"caption {i}", f"other {i}") for i in range(50)]
+    shard = write_jsonl(tmp_path / "p.jsonl", [{"caption_a": a, "caption_b": b} for a, b in pairs])
+
+    def stream(size=40):
+        encode = lambda batch: encode_examples(ByteTokenizer(), batch, 16, joined=False)  # noqa: E731
+        return FileStream(lambda: iter_pairs([shard]), encode, size, seed=5)
+
+    steps = [(0, 8), (8, 8), (16, 8), (24, 8), (32, 8), (40, 8), (48, 8), (20, 8), (28, 8)]  # then a resume
+    direct = [stream().take(position, count) for position, count in steps]  # each from a fresh stream
+    running, prefetched = stream(), Prefetcher(stream().take)
+    for (position, count), expected in zip(steps, direct, strict=True):
+        np.testing.assert_array_equal(running.take(position, count), expected)
+        np.testing.assert_array_equal(prefetched.take(position, count), expected)
+    epoch = np.concatenate(direct[:5])[:, 0, :]
+    assert len({bytes(row) for row in epoch}) == 40  # one epoch visits each of the 40 examples once
+
+
 def test_pairs_from_jsonl_parquet_and_grouped_rows(tmp_path):
     pairs = [("a red disc", "a circle that is red"), ("two stars", "a star")]
     jsonl = write_jsonl(
         tmp_path / "p.jsonl",
         [{"image_id": i, "caption_a": a, "caption_b": b} for i, (a, b) in enumerate(pairs)],
     )
-    assert list(iter_pairs(jsonl)) == pairs
+    assert list(iter_pairs([jsonl])) == pairs
     table = pa.table(
         {"image_id": [0, 1], "caption_a": [p[0] for p in pairs], "caption_b": [p[1] for p in pairs]}
     )
     pq.write_table(table, tmp_path / "p.parquet")
-    assert list(iter_pairs(tmp_path / "p.parquet")) == pairs
+    assert list(iter_pairs([tmp_path / "p.parquet"])) == pairs
     grouped = write_jsonl(
         tmp_path / "g.jsonl", [{"image_id": 7, "caption": "x y"}, {"image_id": 7, "caption": "y z"}]
     )
-    assert list(iter_pairs(grouped)) == [("x y", "y z")]
+    assert list(iter_pairs([grouped])) == [("x y", "y z")]
     docs = write_jsonl(tmp_path / "d.jsonl", [{"text": "one two three four"}])
-    assert list(iter_documents(docs)) == [("one two", "three four")]
+    assert list(iter_documents([docs])) == [("one two", "three four")]
+
+
+def test_shards_from_globs_and_lists_in_one_seeded_order_compressed_or_not(tmp_path):
+    rows = [{"caption_a": f"a {i}", "caption_b": f"b {i}"} for i in range(40)]
+    for shard in range(4):
+        part = rows[shard * 10 : (shard + 1) * 10]
+        text = "".join(json.dumps(row) + "\n" for row in part).encode()
+        suffix, compression = [
+            (".jsonl", None),
+            (".jsonl.gz", "gzip"),
+            (".jsonl.zst", "zstd"),
+            (".jsonl", None),
+        ][shard]
+        with pa.output_stream(str(tmp_path / f"part-{shard}{suffix}"), compression=compression) as out:
+            out.write(text)
+    by_glob = resolve_shards("part-*", tmp_path, "data.pairs")
+    by_list = resolve_shards(tuple(p.name for p in sorted(tmp_path.glob("part-*"))), tmp_path, "data.pairs")
+    assert by_glob == by_list and sorted(by_glob) != by_glob  # one order, not the sorted one
+    assert sorted(iter_pairs(by_glob)) == sorted((r["caption_a"], r["caption_b"]) for r in rows)
+    first = list(itertools.islice(iter_pairs(by_glob), 15))
+    assert first == list(iter_pairs(by_glob))[:15]  # a data size reads a prefix of one order
+    with pytest.raises(DataError, match=r"data.pairs: 'none-\*.parquet' matches no file under"):
+        resolve_shards("none-*.parquet", tmp_path, "data.pairs")
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(DataError, match=r"notes.txt: not a shard \(data.pairs takes .jsonl"):
+        resolve_shards("*", tmp_path, "data.pairs")
 
 
 def test_broken_files_are_rejected_naming_the_file(tmp_path):
     missing_column = write_jsonl(tmp_path / "m.jsonl", [{"image_id": 1, "caption_a": "x"}])
     with pytest.raises(DataError, match=r"m.jsonl:1: column 'caption_b' is missing"):
-        list(iter_pairs(missing_column))
+        list(iter_pairs([missing_column]))
     (tmp_path / "bad.jsonl").write_text("{not json\n")
     with pytest.raises(DataError, match=r"bad.jsonl:1: not JSON"):
-        list(iter_pairs(tmp_path / "bad.jsonl"))
+        list(iter_pairs([tmp_path / "bad.jsonl"]))
     with pytest.raises(DataError, match="no such file"):
-        list(iter_pairs(tmp_path / "absent.jsonl"))
+        list(iter_pairs([tmp_path / "absent.jsonl"]))
     texts = write_jsonl(tmp_path / "t.jsonl", [{"text": "a"}, {"text": "b"}, {"text": "c"}])
     np.save(tmp_path / "short.npy", np.zeros((2, 4)))
     with pytest.raises(DataError, match=r"short.npy: 2 rows, but .*t.jsonl has 3 texts"):
