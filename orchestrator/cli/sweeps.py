@@ -29,6 +29,12 @@ from orchestrator.spec.sizes import format_size
 )
 @click.option("--num-cpus", type=click.IntRange(min=1), default=None, help="CPUs for local Ray.")
 @click.option(
+    "--num-gpus",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="GPUs local Ray offers (default: those it detects); fractional `resources` pack trials on one.",
+)
+@click.option(
     "--store-wait",
     type=click.FloatRange(min=0),
     default=600,
@@ -47,6 +53,7 @@ def sweep(
     address: str | None,
     connect_timeout: float,
     num_cpus: int | None,
+    num_gpus: float | None,
     store_wait: float,
 ) -> None:
     """Run every trial of a sweep that the store does not have yet.
@@ -81,6 +88,7 @@ def sweep(
         address=address,
         connect_timeout_s=connect_timeout,
         num_cpus=num_cpus,
+        num_gpus=num_gpus,
         store_wait_s=store_wait,
         progress=_to_stderr,
         live=sys.stderr.isatty(),

@@ -46,12 +46,14 @@ def end_stragglers(temp_dir: Path = RAY_TEMP_DIR) -> list[int]:
     return end_orphans(temp_dir, finished=frozenset({os.getpid()}))
 
 
-def local_ray_kwargs(num_cpus: int | None) -> dict[str, Any]:
-    """`ray.init` arguments for a single-machine Ray: explicit CPUs, no dashboard, our temp dir."""
+def local_ray_kwargs(num_cpus: int | None, num_gpus: float | None = None) -> dict[str, Any]:
+    """`ray.init` arguments for a single-machine Ray: explicit CPUs, no dashboard, our temp dir;
+    GPUs as Ray detects them unless `num_gpus` says how many to offer."""
     end_orphans()
     RAY_TEMP_DIR.mkdir(parents=True, exist_ok=True)
     return {
         "num_cpus": num_cpus or os.cpu_count() or 1,
+        **({} if num_gpus is None else {"num_gpus": num_gpus}),
         "include_dashboard": False,
         "_temp_dir": str(RAY_TEMP_DIR),
     }

@@ -36,6 +36,7 @@ class SweepOptions:
     address: str | None = None  # an existing Ray cluster: "auto" or HOST:PORT
     connect_timeout_s: float = CONNECT_TIMEOUT_S  # how long the cluster has to answer
     num_cpus: int | None = None  # for a local Ray; default: this machine's CPUs
+    num_gpus: float | None = None  # for a local Ray; default: the GPUs Ray detects
     storage: Path = Path(".orch")  # checkpoints and Ray's files; shared storage on a cluster
     runner: Callable[..., Any] | None = None  # the trial runner; default training.loop.run_trial
     progress: Callable[[str], None] | None = None  # where progress text goes (the CLI: stderr)
@@ -228,7 +229,7 @@ def _start_ray(options: SweepOptions) -> bool:
     # when there is none); its warning saying so on every sweep is silenced, the mode is kept.
     logging.getLogger("ray._private.authentication").setLevel(logging.ERROR)
     ray.init(
-        **local_ray_kwargs(options.num_cpus),
+        **local_ray_kwargs(options.num_cpus, options.num_gpus),
         logging_level=logging.WARNING,
         log_to_driver=False,
     )
