@@ -27,6 +27,7 @@ __all__ = [
     "model_sizes",
     "provenance",
     "recipes",
+    "recipes_of",
     "save_fit_run",
     "sweep_spec",
 ]
@@ -58,8 +59,13 @@ def model_sizes(frame: pd.DataFrame) -> dict[str, float]:
 
 def recipes(store: Store, sweep: str) -> dict[str, dict]:
     """Objective -> the train recipe its trials used (the first trial's, per objective)."""
+    return recipes_of(store.trials_frame(sweep))
+
+
+def recipes_of(trials: pd.DataFrame) -> dict[str, dict]:
+    """`recipes` of a trials frame already read."""
     found: dict[str, dict] = {}
-    for row in store.trials_frame(sweep).itertuples():
+    for row in trials.itertuples():
         if row.objective not in found:
             found[row.objective] = asdict(TrialConfig.from_json(row.config).train)
     return found

@@ -160,13 +160,9 @@ def _write_parquet(chunks: Iterator[Any], path: Path, query: Any) -> int:
     from sqlalchemy import Float, Integer
 
     def arrow_type(sql_type: Any) -> Any:
-        return (
-            pa.int64()
-            if isinstance(sql_type, Integer)
-            else pa.float64()
-            if isinstance(sql_type, Float)
-            else pa.string()
-        )
+        if isinstance(sql_type, Integer):
+            return pa.int64()
+        return pa.float64() if isinstance(sql_type, Float) else pa.string()
 
     schema = pa.schema([(column.name, arrow_type(column.type)) for column in query.selected_columns])
     rows = 0

@@ -107,7 +107,7 @@ def _fit(ctx: click.Context, sweep_name: str | None, **options: Any) -> Any:
 
 def _check(store: Store, sweep: str, options: Any) -> None:
     """Every option names something the sweep has: one line with the valid values if not."""
-    from fits.load import metric_span, recipes
+    from fits.load import metric_span, recipes_of
     from orchestrator.spec.catalog import parse_metric
 
     trials = store.trials_frame(sweep)
@@ -147,7 +147,7 @@ def _check(store: Store, sweep: str, options: Any) -> None:
         if size not in sizes:
             listed = ", ".join(format_size(s) for s in sizes)
             raise InputError(f"--holdout {format_size(size)} is not a data size of {sweep} ({listed})")
-    decaying = {o for o, train in recipes(store, sweep).items() if train["schedule"] != "constant"}
+    decaying = {o for o, train in recipes_of(trials).items() if train["schedule"] != "constant"}
     if options.points == "all" and decaying:
         objectives = ", ".join(sorted(decaying))
         click.echo(

@@ -1,6 +1,8 @@
 """`orch sweep` and `orch status`: run a sweep, and read where it stands from the store."""
 
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 import click
 
@@ -12,6 +14,13 @@ from orchestrator.render import render_table
 from orchestrator.spec import load_spec
 from orchestrator.spec.sizes import format_size
 
+T = TypeVar("T")
+
+
+def seconds_option(name: str, default: float, low: float, help: str) -> Callable[[T], T]:
+    """A duration option: seconds from `low` up, its default shown."""
+    return click.option(name, type=click.FloatRange(min=low), default=default, show_default=True, help=help)
+
 
 @cli.command()
 @click.argument("sweep_file", type=click.Path(exists=True, dir_okay=False))
@@ -20,13 +29,7 @@ from orchestrator.spec.sizes import format_size
 @click.option("--max-concurrent", type=click.IntRange(min=1), default=None, help="Trials at once.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True)
 @click.option("--address", default=None, help="An existing Ray cluster: auto or HOST:PORT.")
-@click.option(
-    "--connect-timeout",
-    type=click.FloatRange(min=0.1),
-    default=15,
-    show_default=True,
-    help="Seconds a cluster at --address has to answer.",
-)
+@seconds_option("--connect-timeout", 15, 0.1, "Seconds a cluster at --address has to answer.")
 @click.option("--num-cpus", type=click.IntRange(min=1), default=None, help="CPUs for local Ray.")
 @click.option(
     "--num-gpus",
@@ -34,12 +37,8 @@ from orchestrator.spec.sizes import format_size
     default=None,
     help="GPUs local Ray offers (default: those it detects); fractional `resources` pack trials on one.",
 )
-@click.option(
-    "--store-wait",
-    type=click.FloatRange(min=0),
-    default=600,
-    show_default=True,
-    help="Seconds to wait out an unreachable store (rows are held in memory meanwhile).",
+@seconds_option(
+    "--store-wait", 600, 0, "Seconds to wait out an unreachable store (rows are held in memory meanwhile)."
 )
 @store_option
 @click.pass_context

@@ -262,6 +262,14 @@ def postgres_store_at(store_url: str, version: int):
     return engine
 
 
+def catalog(engine, query: str) -> list:
+    """The rows of a query on Postgres' information schema; the engine is disposed of after."""
+    with engine.connect() as connection:
+        rows = connection.execute(text(query)).fetchall()
+    engine.dispose()
+    return rows
+
+
 @pytest.mark.postgres
 def test_a_schema_1_postgres_store_gets_the_new_widths(store_url):
     if not store_url.startswith("postgresql"):
@@ -271,14 +279,11 @@ def test_a_schema_1_postgres_store_gets_the_new_widths(store_url):
         Store.open(store_url)
     store = Store.open(store_url, upgrade=True)
     store.record_sweep("s", "a", "h", "s.yaml", [trial_row("k1", model="m" * 128)])
-    with engine.connect() as connection:
-        width = connection.execute(
-            text(
-                "SELECT character_maximum_length FROM information_schema.columns "
-                "WHERE table_name = 'trials' AND column_name = 'model'"
-            )
-        ).scalar()
-    engine.dispose()
+    ((width,),) = catalog(
+        engine,
+        "SELECT character_maximum_length FROM information_schema.columns "
+        "WHERE table_name = 'trials' AND column_name = 'model'",
+    )
     assert (store.upgraded_from, width) == (1, WIDTHS["model"])
 
 
@@ -326,12 +331,9 @@ def test_an_upgraded_postgres_store_holds_64_bit_counts(store_url):
         pytest.skip("SQLite integers are 64-bit already")
     engine = postgres_store_at(store_url, 3)  # 32-bit counts
     assert Store.open(store_url, upgrade=True).upgraded_from == 3
-    with engine.connect() as connection:
-        types = connection.execute(
-            text(
-                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = "
-                "'trials' AND column_name IN ('data_size', 'budget_samples', 'samples_seen')"
-            )
-        ).fetchall()
-    engine.dispose()
+    types = catalog(
+        engine,
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = "
+        "'trials' AND column_name IN ('data_size', 'budget_samples', 'samples_seen')",
+    )
     assert {kind for _, kind in types} == {"bigint"} and len(types) == 3
