@@ -1,5 +1,6 @@
 """`orch sweep` and `orch status`: run a sweep, and read where it stands from the store."""
 
+import contextlib
 import sys
 from collections.abc import Callable
 from typing import TypeVar
@@ -11,6 +12,7 @@ from orchestrator.cli.common import emit_json, store_exists, store_option, store
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.render import render_table
+from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
 from orchestrator.spec import load_spec
 from orchestrator.spec.sizes import format_size
 
@@ -37,6 +39,13 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
     default=None,
     help="GPUs local Ray offers (default: those it detects); fractional `resources` pack trials on one.",
 )
+@click.option(
+    "--storage",
+    envvar="ORCH_STORAGE",
+    default=DEFAULT_STORAGE,
+    show_default=True,
+    help="Checkpoints and Ray's files: a path or file:// URI; on a cluster, one shared path for every node.",
+)
 @seconds_option(
     "--store-wait", 600, 0, "Seconds to wait out an unreachable store (rows are held in memory meanwhile)."
 )
@@ -53,6 +62,7 @@ def sweep(
     connect_timeout: float,
     num_cpus: int | None,
     num_gpus: float | None,
+    storage: str,
     store_wait: float,
 ) -> None:
     """Run every trial of a sweep that the store does not have yet.
@@ -88,11 +98,13 @@ def sweep(
         connect_timeout_s=connect_timeout,
         num_cpus=num_cpus,
         num_gpus=num_gpus,
+        storage=storage_path(storage),
         store_wait_s=store_wait,
         progress=_to_stderr,
         live=sys.stderr.isatty(),
     )
-    outcome = run_sweep(spec, url, options)
+    with contextlib.redirect_stdout(sys.stderr):  # Ray prints a cluster's errors (a lost node) to stdout
+        outcome = run_sweep(spec, url, options)
     if as_json:
         emit_json(outcome.as_dict())
     else:

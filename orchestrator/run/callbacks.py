@@ -3,28 +3,31 @@
 
 Only the driver writes: trials `tune.report` a `CheckpointReport` as a plain dict under
 `REPORT_KEY`, keyed by the trial key (never Ray's trial id), so a retried or resubmitted trial
-cannot duplicate a row.
+cannot duplicate a row. A resumed trial also reports `RESUMED_KEY`: the samples it resumed at.
+Whether an error is retried is `run.retries`' verdict.
 """
 
-from pathlib import Path
 from typing import Any
 
 from db import CheckpointReport
 from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
+from orchestrator.run.retries import LOST, RETRY, RetryBudget, error_line
 
-__all__ = ["FINISHED", "REPORT_KEY", "TuneEvents", "tune_callback"]
+__all__ = ["FINISHED", "REPORT_KEY", "RESUMED_KEY", "TuneEvents", "tune_callback"]
 
 FINISHED = ("done", "collapsed")
-REPORT_KEY = "orch_checkpoint"  # the one key of a trial's Tune result that orch reads
+REPORT_KEY = "orch_checkpoint"  # the key of a trial's Tune result that carries its report
+RESUMED_KEY = "orch_resumed_at"  # present in the first result of a trial resumed from a checkpoint
 
 
 class TuneEvents:
     """Tune's trial callbacks, forwarded to the store writer and then to the progress view."""
 
-    def __init__(self, writer: StoreWriter, view: ProgressView) -> None:
+    def __init__(self, writer: StoreWriter, view: ProgressView, budget: RetryBudget) -> None:
         self.writer = writer
         self.view = view
+        self.budget = budget
 
     @staticmethod
     def _key(trial: Any) -> str:
@@ -41,42 +44,45 @@ class TuneEvents:
         report = CheckpointReport.from_dict(result[REPORT_KEY])
         self.writer.checkpoint(report)
         self.view.progress(report.trial_key, report.samples_seen)
+        if RESUMED_KEY in result:
+            resumed = f"resumed from its checkpoint at {result[RESUMED_KEY]:,} samples"
+            self.view.event(report.trial_key, resumed)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         last = (trial.last_result or {}).get(REPORT_KEY)
         report = CheckpointReport.from_dict(last) if last else None
-        if report is None or report.status not in FINISHED:
+        if self.budget.gave_up(self._key(trial)):  # stopped by the retry scheduler
+            status, reason = "failed", error_line(trial)
+        elif report is None or report.status not in FINISHED:
             status, reason = "failed", "the trial ended without reaching its sample budget"
         else:
             status, reason = report.status, report.reason
         self._finished(self._key(trial), status, reason)
 
     def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        reason = f"retrying after {_error_line(trial)}"
-        self.writer.retried(self._key(trial), reason)
-        self.view.retried(self._key(trial), reason)
+        key, verdict = self._key(trial), self.budget.verdicts.get(self._key(trial))
+        if verdict == LOST:
+            reason = f"node lost ({error_line(trial)}); resuming on a live node, not counted as a retry"
+        elif verdict == RETRY:
+            reason = f"retrying after {error_line(trial)}"
+        else:
+            return  # no retry left: the scheduler stops it, and on_trial_complete says why
+        self.writer.retried(key, reason)
+        self.view.event(key, reason)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self._finished(self._key(trial), "failed", _error_line(trial))
+        self._finished(self._key(trial), "failed", error_line(trial))
 
     def _finished(self, key: str, status: str, reason: str | None) -> None:
         self.writer.finished(key, status, reason)
         self.view.finished(key, status, reason)
 
 
-def _error_line(trial: Any) -> str:
-    """The exception's last line ('ValueError: boom'), from Tune's error file."""
-    path = getattr(trial, "error_file", None)
-    text = Path(path).read_text() if path and Path(path).exists() else ""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return (lines[-1] if lines else "unknown error")[:500]
-
-
-def tune_callback(url: str, view: ProgressView, store_wait_s: float) -> Any:
+def tune_callback(url: str, view: ProgressView, store_wait_s: float, budget: RetryBudget) -> Any:
     """A `ray.tune.Callback` around TuneEvents (Ray imported only when a sweep runs)."""
     from ray.tune import Callback
 
     class _Callback(TuneEvents, Callback):
         pass
 
-    return _Callback(StoreWriter(url, store_wait_s, notify=view.note), view)
+    return _Callback(StoreWriter(url, store_wait_s, notify=view.note), view, budget)

@@ -44,8 +44,9 @@ class ProgressView:
         if self.live:
             self._render()
 
-    def retried(self, key: str, reason: str) -> None:
-        self._log(f"{self.labels[key]}: {reason}")
+    def event(self, key: str, text: str) -> None:
+        """A line about one trial between its start and its end (a retry, a resume)."""
+        self._log(f"{self.labels[key]}: {text}")
 
     def finished(self, key: str, status: str, reason: str | None) -> None:
         self.status[key] = status

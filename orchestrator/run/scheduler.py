@@ -18,12 +18,14 @@ from typing import Any
 from db import CheckpointReport, Store, mask_text
 from orchestrator.data.files import check_files
 from orchestrator.errors import InputError
-from orchestrator.run.callbacks import FINISHED, REPORT_KEY, tune_callback
+from orchestrator.run.callbacks import FINISHED, REPORT_KEY, RESUMED_KEY, tune_callback
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
 from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
+from orchestrator.run.retries import RetryBudget, retry_scheduler
+from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
 from orchestrator.spec import Spec, TrialConfig
 
 __all__ = ["SweepOptions", "SweepOutcome", "run_sweep"]
@@ -37,7 +39,7 @@ class SweepOptions:
     connect_timeout_s: float = CONNECT_TIMEOUT_S  # how long the cluster has to answer
     num_cpus: int | None = None  # for a local Ray; default: this machine's CPUs
     num_gpus: float | None = None  # for a local Ray; default: the GPUs Ray detects
-    storage: Path = Path(".orch")  # checkpoints and Ray's files; shared storage on a cluster
+    storage: Path = Path(DEFAULT_STORAGE)  # checkpoints and Ray's files; shared on a cluster (run.storage)
     runner: Callable[..., Any] | None = None  # the trial runner; default training.loop.run_trial
     progress: Callable[[str], None] | None = None  # where progress text goes (the CLI: stderr)
     live: bool = False  # rewrite one progress line in place (a terminal)
@@ -122,8 +124,10 @@ def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) ->
         # The driver may have died before rows reached the store, or this is another store run
         # from the same folder: report every row the trial has made (writes are idempotent,
         # so each store ends with each row once), and stop if the trial had finished.
-        tune.report({REPORT_KEY: {**saved["report"], "rows": history}})
-        if CheckpointReport.from_dict(saved["report"]).status in FINISHED:
+        last = CheckpointReport.from_dict(saved["report"])
+        resumed = {} if last.status in FINISHED else {RESUMED_KEY: last.samples_seen}
+        tune.report({REPORT_KEY: {**saved["report"], "rows": history}, **resumed})
+        if last.status in FINISHED:
             return
     (runner or run_trial)(
         trial,
@@ -149,6 +153,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
         check_files(spec.data, spec.eval.neighbours)
     if options.address and options.address != "auto":  # a cluster nobody answers for: no store made
         check_reachable(options.address, options.connect_timeout_s)
+    storage = check_storage(options.storage)
     store = Store.open(url)
     statuses = store.trial_statuses(t.key for t in spec.trials)
     todo = [t for t in spec.trials if statuses.get(t.key) not in FINISHED]
@@ -170,7 +175,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
             return outcome
         with Heartbeat(store, owner, options.lease_stale_s):
             view = ProgressView(todo, options.progress, options.live)
-            _run_tune(spec, todo, url, options, options.storage.resolve(), view)
+            _run_tune(spec, todo, url, options, storage, view)
     except KeyboardInterrupt:
         outcome.interrupted = True
         _mark_interrupted(store, todo)
@@ -260,7 +265,8 @@ def _run_tune(
         }
         for t in todo
     ]
-    callback = tune_callback(url, view, options.store_wait_s)
+    budget = RetryBudget(options.retries)
+    callback = tune_callback(url, view, options.store_wait_s, budget)
     trainable = tune.with_resources(
         tune.with_parameters(_trainable, storage=str(storage), runner=options.runner),
         lambda config: {"cpu": config["trial"]["cpu"], "gpu": config["trial"]["gpu"]},
@@ -271,13 +277,14 @@ def _run_tune(
         tune_config=tune.TuneConfig(
             max_concurrent_trials=options.max_concurrent,
             reuse_actors=True,
+            scheduler=retry_scheduler(budget),
             trial_name_creator=_trial_name,
             trial_dirname_creator=_trial_name,
         ),
         run_config=tune.RunConfig(
             name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}",
             storage_path=str(storage / "ray"),
-            failure_config=tune.FailureConfig(max_failures=options.retries),
+            failure_config=tune.FailureConfig(max_failures=-1),  # the budget counts (run.retries)
             checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
             callbacks=[callback],
             verbose=0,

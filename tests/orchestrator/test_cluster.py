@@ -3,17 +3,16 @@ a worker node started here, each a real process, joined with the token from the 
 RAY_AUTH_TOKEN_PATH; refused in one line without one, or on a port nobody listens on."""
 
 import json
-import os
 import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-import psutil
 import pytest
+
+from tests.rayclusters import clean_env, free_port, ray_start_cluster
 
 SMALL = """
 name: small
@@ -24,53 +23,11 @@ train: {batch_size: 64, schedule: constant, warmup: 0.0}
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def clean_env(home: Path, **extra: str) -> dict[str, str]:
-    """The environment of a plain shell whose home is `home`: no Ray settings inherited."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_", "ORCH_"))}
-    return env | {"HOME": str(home)} | extra
-
-
-def node_processes(temp_dir: str, port: int) -> list[psutil.Process]:
-    """Every process of the cluster: its temp dir or its GCS address is on the command line."""
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        line = " ".join(process.info["cmdline"] or [])
-        if temp_dir in line or f"127.0.0.1:{port}" in line:
-            found.append(process)
-    return [p for p in found if p.pid != os.getpid()]
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A token-authenticated head and one worker node, stopped by their PIDs afterwards."""
-    home = tmp_path_factory.mktemp("head_home")
-    temp_dir = tempfile.mkdtemp(prefix="orch-rt-", dir="/tmp")  # short: Ray's socket paths
-    port = free_port()
-    env = clean_env(home)
-    ray = str(Path(sys.executable).with_name("ray"))
-    subprocess.run([ray, "get-auth-token", "--generate"], env=env, check=True, capture_output=True)
-    head = [ray, "start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false"]
-    head += [f"--temp-dir={temp_dir}", "--disable-usage-stats"]
-    worker = [ray, "start", f"--address=127.0.0.1:{port}", "--num-cpus=1", "--disable-usage-stats"]
-    try:
-        subprocess.run(head, env=env, check=True, capture_output=True, timeout=120)
-        # Ray's own CLI joins a token cluster only in token mode, as the README says.
-        subprocess.run(
-            worker, env=env | {"RAY_AUTH_MODE": "token"}, check=True, capture_output=True, timeout=120
-        )
-        yield f"127.0.0.1:{port}", home / ".ray" / "auth_token"
-    finally:
-        processes = node_processes(temp_dir, port)
-        for process in processes:
-            process.kill()
-        psutil.wait_procs(processes, timeout=30)
-        assert not node_processes(temp_dir, port)
+    with ray_start_cluster(tmp_path_factory.mktemp("head_home")) as started:
+        yield started.address, started.token
 
 
 def orch(args: list[str], home: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess:

@@ -218,6 +218,17 @@ def sweep_with_no_cpus(folder):
     return [*files_sweep(folder)[:-1], "0"]
 
 
+@case("--storage 's3://bucket/orch': trials write checkpoints as files")
+def storage_in_a_bucket(folder):
+    return [*files_sweep(folder), "--storage", "s3://bucket/orch"]
+
+
+@case("cannot make folders in")
+def storage_under_a_file(folder):
+    (folder / "taken").write_text("a file, not a folder")
+    return [*files_sweep(folder), "--storage", "file://" + str(folder / "taken" / "orch")]
+
+
 @case("No such command 'swep'. Did you mean 'sweep'?")
 def command_misspelt(folder):
     return ["swep", "s.yaml"]
