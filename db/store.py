@@ -7,7 +7,7 @@ trial can neither lose nor duplicate a row.
 
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, or_, select, update
@@ -40,6 +40,7 @@ class Store:
         self.url = mask_url(url)
         self._engine = engine_for(url)
         self.upgraded_from = ensure_schema(self._engine, self.url, upgrade, create)
+        self._batch: Connection | None = None  # the open transaction of `batch()`
 
     @classmethod
     def open(cls, url: str, upgrade: bool = False, create: bool = True) -> "Store":
@@ -51,8 +52,22 @@ class Store:
         self._engine.dispose()
 
     def session_scope(self) -> AbstractContextManager[Connection]:
-        """One transaction: commits on success, rolls back on error, StoreError outside."""
+        """One transaction: commits on success, rolls back on error, StoreError outside; inside
+        `batch()`, the batch's transaction."""
+        if self._batch is not None:
+            return nullcontext(self._batch)
         return transaction(self._engine, self.url)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every write inside is one transaction: all of them land, or none (the driver's writes
+        between two flushes, so a sweep of many short trials pays one commit per flush)."""
+        with transaction(self._engine, self.url) as connection:
+            self._batch = connection
+            try:
+                yield
+            finally:
+                self._batch = None
 
     def _insert(self, table: schema.Table) -> Any:
         return insert_for(self._engine, table)

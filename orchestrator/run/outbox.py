@@ -1,9 +1,12 @@
-"""The driver's writes to the store, in order, waited out through an outage.
+"""The driver's writes to the store, in order, batched, waited out through an outage.
 
-Every trial event becomes one pending write. A write that finds the store unreachable stays in
-memory with everything after it, and is tried again with backoff (1 s doubling to 30 s) for up to
-`wait_s`; then the sweep stops with one line. Nothing is lost by giving up: a rerun re-reports
-every row from the trials' checkpoints, and trials still marked running are resumed.
+Every trial event becomes one pending write. Pending writes go to the store together, in one
+transaction, once the oldest has waited `BATCH_S` (Tune's loop offers a flush every 0.1 s), so a
+sweep of many short trials does not pay a commit per event. A batch that finds the store
+unreachable stays in memory with everything after it, and is tried again with backoff (1 s
+doubling to 30 s) for up to `wait_s`; then the sweep stops with one line. Nothing is lost by
+giving up: a rerun re-reports every row from the trials' checkpoints, and trials still marked
+running are resumed.
 """
 
 import socket
@@ -18,6 +21,7 @@ __all__ = ["STORE_WAIT_S", "StoreGaveUp", "StoreWriter"]
 
 STORE_WAIT_S = 600.0  # `orch sweep --store-wait`: how long an unreachable store is waited for
 FIRST_DELAY_S, MAX_DELAY_S = 1.0, 30.0
+BATCH_S = 0.25  # the longest a write waits for others to share its transaction
 
 
 class StoreGaveUp(StoreError):
@@ -42,6 +46,7 @@ class StoreWriter:
         self.notify = notify or (lambda text: None)
         self._store: Store | None = None
         self._pending: deque[_Write] = deque()
+        self._oldest = 0.0  # when the oldest pending write was sent
         self._down_since: float | None = None
         self._next_try = 0.0
         self._delay = FIRST_DELAY_S
@@ -71,18 +76,24 @@ class StoreWriter:
     def finished(self, key: str, status: str, reason: str | None) -> None:
         self._send(_Write(lambda store: store.set_status(key, status, reason=reason), 0))
 
-    def flush(self) -> None:
-        """Write what is pending unless an outage's backoff says to wait; raise StoreGaveUp
-        once the store has been unreachable for longer than `wait_s`."""
-        if self._down_since is not None and time.monotonic() < self._next_try:
+    def flush(self, force: bool = False) -> None:
+        """Write what is pending, in one transaction, once the oldest write has waited `BATCH_S`
+        (at once when `force`), unless an outage's backoff says to wait; raise StoreGaveUp once
+        the store has been unreachable for longer than `wait_s`."""
+        now = time.monotonic()
+        if not self._pending or (self._down_since is not None and now < self._next_try):
             return
-        while self._pending:
-            try:
-                self._pending[0].apply(self._open())
-            except StoreUnreachable as error:
-                self._outage(error)
-                return
-            self._pending.popleft()
+        if self._down_since is None and not force and now - self._oldest < BATCH_S:
+            return
+        try:
+            store = self._open()
+            with store.batch():
+                for write in self._pending:
+                    write.apply(store)
+        except StoreUnreachable as error:
+            self._outage(error)
+            return
+        self._pending.clear()
         if self._down_since is not None:
             self.notify(
                 f"store reachable again after {time.monotonic() - self._down_since:.0f} s; buffer written"
@@ -92,11 +103,13 @@ class StoreWriter:
     def drain(self) -> None:
         """Flush until nothing is pending (the sweep's end), waiting out an outage as `flush` does."""
         while self._pending:
-            self.flush()
+            self.flush(force=True)
             if self._pending:
                 time.sleep(max(0.0, self._next_try - time.monotonic()))
 
     def _send(self, write: _Write) -> None:
+        if not self._pending:
+            self._oldest = time.monotonic()
         self._pending.append(write)
         self.flush()
 

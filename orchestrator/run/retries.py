@@ -31,6 +31,7 @@ class RetryBudget:
     failures: dict[str, int] = field(default_factory=dict)
     lost: dict[str, int] = field(default_factory=dict)
     verdicts: dict[str, str] = field(default_factory=dict)
+    to_stop: set[str] = field(default_factory=set)  # given up, still queued by Tune
 
     def record(self, key: str, error: str, dead_nodes: set[str]) -> str:
         """The verdict on `error`, the text of the trial's latest failure."""
@@ -41,6 +42,8 @@ class RetryBudget:
         else:
             self.failures[key] = self.failures.get(key, 0) + 1
             verdict = RETRY if self.failures[key] <= self.retries else GIVE_UP
+        if verdict == GIVE_UP:
+            self.to_stop.add(key)
         self.verdicts[key] = verdict
         return verdict
 
@@ -79,9 +82,11 @@ def retry_scheduler(budget: RetryBudget) -> Any:
             super().on_trial_error(tune_controller, trial)
 
         def choose_trial_to_run(self, tune_controller: Any) -> Any:
-            for trial in tune_controller.get_trials():
-                if trial.status == Trial.PENDING and budget.gave_up(_key(trial)):
-                    tune_controller.stop_trial(trial)
+            if budget.to_stop:  # looked for only then: Tune asks every 0.1 s, of every trial
+                for trial in tune_controller.get_trials():
+                    if trial.status == Trial.PENDING and _key(trial) in budget.to_stop:
+                        budget.to_stop.discard(_key(trial))
+                        tune_controller.stop_trial(trial)
             return super().choose_trial_to_run(tune_controller)
 
     return _RetryScheduler()

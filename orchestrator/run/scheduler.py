@@ -118,7 +118,7 @@ def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) ->
         report = replace(checkpoint.report, host=f"{checkpoint.report.host}/{node}").as_dict()
         history.extend(report["rows"])
         save_state(directory, {**checkpoint.state, "report": report, "history": history})
-        tune.report({REPORT_KEY: report}, checkpoint=tune.Checkpoint.from_directory(str(directory)))
+        tune.report({REPORT_KEY: report})  # the checkpoint stays in `directory`: Tune keeps no copy
 
     if saved is not None:
         # The driver may have died before rows reached the store, or this is another store run
@@ -285,7 +285,6 @@ def _run_tune(
             name=f"{spec.name}-{time.strftime('%Y%m%d-%H%M%S')}",
             storage_path=str(storage / "ray"),
             failure_config=tune.FailureConfig(max_failures=-1),  # the budget counts (run.retries)
-            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
             callbacks=[callback],
             verbose=0,
         ),
@@ -295,7 +294,10 @@ def _run_tune(
     view.begin()
     try:
         tuner.fit()
-        callback.writer.drain()  # what an outage held back, before the outcome is read
+        callback.writer.drain()  # what a batch or an outage held back, before the outcome is read
+    except KeyboardInterrupt:
+        callback.writer.flush(force=True)  # the last batch, one try: the store has what trials sent
+        raise
     finally:
         view.end()
 

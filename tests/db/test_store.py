@@ -74,6 +74,24 @@ def test_status_life_cycle(store_url):
     assert store.find_trial("missing") is None
 
 
+def test_a_batch_of_writes_lands_whole_or_not_at_all(store_url):
+    store = Store.open(store_url)
+    store.record_sweep("s", "a", "h", "s.yaml", [trial_row("k1"), trial_row("k2", seed=1)])
+    with store.batch():
+        store.set_status("k1", "running")
+        store.write_measurements([measurement("k1", 1024)])
+        store.set_status("k1", "done")
+    assert store.get_trial("k1")["status"] == "done" and len(store.measurements_frame("s")) == 1
+    with pytest.raises(StoreError, match="it cannot become done"), store.batch():
+        store.set_status("k2", "running")
+        store.write_measurements([measurement("k2", 1024)])
+        store.set_status("k2", "done")
+        store.set_status("k2", "done")  # done -> done: the whole batch is rolled back
+    assert store.get_trial("k2")["status"] == "pending" and len(store.measurements_frame("s")) == 1
+    store.set_status("k2", "running")  # the store is usable after a failed batch
+    assert store.get_trial("k2")["attempts"] == 1
+
+
 def _writer(url: str, worker: int, barrier) -> None:
     store = Store.open(url)
     barrier.wait()
