@@ -5,7 +5,8 @@ so its rate is per core and its peak memory its own.
 
 Prints tokenized pairs/s per core (goal >= 20K) for the byte and BPE tokenizers, peak memory
 after 0.25M and 2M pairs (flat when it does not grow with the rows read), and whether a fresh
-stream resumed at a checkpoint's sample count gives the same batch as the running one.
+stream resumed at a checkpoint's sample count gives the same batch as the running one; then BPE
+through 2 prefetch processes (as a GPU trial with spare CPUs gets), each pinned to one thread.
 
     python bench/data.py            # 2M pairs
     python bench/data.py --quick    # 200K pairs
@@ -40,7 +41,7 @@ def write_shards(folder: Path, pairs: int) -> None:
         pq.write_table(table, folder / f"pairs-{shard:02d}.parquet")
 
 
-def run_case(folder: Path, tokenizer: str, pairs: int, resume: int) -> dict:
+def run_case(folder: Path, tokenizer: str, pairs: int, resume: int, workers: int) -> dict:
     """Read `pairs` pairs through a trial's stream; the rate, peak memory and the resume check."""
     from orchestrator.data.stream import open_trial_data
     from orchestrator.spec import parse_spec
@@ -50,7 +51,8 @@ def run_case(folder: Path, tokenizer: str, pairs: int, resume: int) -> dict:
     grid = {"objective": ["jepa_good"], "model": ["tiny"], "data_size": [pairs], "seed": [0]}
     raw = {"name": "data", "data": data, "eval": {"set": "e-64", "metrics": ["cka"]}, "grid": grid}
     (trial,) = parse_spec(raw, "bench.yaml", base_dir=folder).trials
-    stream = open_trial_data(trial, folder / "cache")  # BPE trains here, before the clock starts
+    open_trial_data(trial, folder / "cache")  # BPE trains here, before the clock starts
+    stream = open_trial_data(trial, folder / "cache", prefetch_workers=workers)
     started = time.perf_counter()
     for position in range(0, pairs, BATCH):
         batch = stream.take(position, BATCH)
@@ -66,9 +68,9 @@ def run_case(folder: Path, tokenizer: str, pairs: int, resume: int) -> dict:
     }
 
 
-def in_process(folder: Path, tokenizer: str, pairs: int, resume: int) -> dict:
-    env = {**os.environ, "RAYON_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # one core's worth
-    args = [sys.executable, __file__, "--case", str(folder), tokenizer, str(pairs), str(resume)]
+def in_process(folder: Path, tokenizer: str, pairs: int, resume: int, workers: int = 0) -> dict:
+    env = {**os.environ, "RAYON_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # one core's worth each
+    args = [sys.executable, __file__, "--case", str(folder), tokenizer, str(pairs), str(resume), str(workers)]
     result = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -76,11 +78,11 @@ def in_process(folder: Path, tokenizer: str, pairs: int, resume: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--case", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--case", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
-        folder, tokenizer, pairs, resume = args.case
-        print(json.dumps(run_case(Path(folder), tokenizer, int(pairs), int(resume))))
+        folder, tokenizer, pairs, resume, workers = args.case
+        print(json.dumps(run_case(Path(folder), tokenizer, int(pairs), int(resume), int(workers))))
         return
     total = 200_000 if args.quick else 2_000_000
     with tempfile.TemporaryDirectory() as name:
@@ -103,6 +105,11 @@ def main() -> None:
                 f"({full['peak_mib'] / small['peak_mib']:.2f}x); resumes exactly: "
                 f"{small['resumes_exactly'] and full['resumes_exactly']}"
             )
+        spread = in_process(folder, "bpe", total, BATCH * 400, workers=2)
+        print(
+            f"  bpe, 2 prefetch processes: {spread['rate']:8,.0f} tokenized pairs/s in all "
+            f"({spread['rate'] / 2:,.0f} per process); resumes exactly: {spread['resumes_exactly']}"
+        )
 
 
 if __name__ == "__main__":

@@ -6,9 +6,8 @@ resume at its data position rather than at step 0.
 """
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import islice
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from orchestrator.data.files import (
     pair_shards,
     read_eval,
 )
+from orchestrator.data.prefetch import Prefetcher, ProcessPrefetcher
 from orchestrator.data.shape import WORLD_MAX_LEN
 from orchestrator.data.tokenizer import (
     BpeTokenizer,
@@ -87,12 +87,17 @@ class FileStream:
     epoch; each `take` tokenizes its examples in one batch.
 
     Reading is sequential; a jump in position (a resumed trial) replays its epoch from the start.
+    It pickles without its read position (for a prefetch process), so `open_pairs` and `encode`
+    are module functions or partials of them.
     """
 
     def __init__(self, open_pairs: Callable[[], Iterator[tuple[str, str]]], encode, size: int, seed: int):
         self.open_pairs, self.encode, self.size, self.seed = open_pairs, encode, size, seed
         self._position = -1
-        self._iterator: Iterator[np.ndarray] | None = None
+        self._iterator: Iterator[tuple[str, str]] | None = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_position": -1, "_iterator": None}
 
     def _epoch(self, epoch: int) -> Iterator[tuple[str, str]]:
         rng = np.random.default_rng([self.seed, epoch])
@@ -111,7 +116,8 @@ class FileStream:
         if produced < self.size:
             raise DataError(f"data holds {produced} examples, fewer than the data size {self.size}")
 
-    def take(self, position: int, count: int) -> np.ndarray:
+    def read(self, position: int, count: int) -> list[tuple[str, str]]:
+        """The examples at positions [position, position + count), as text."""
         pairs: list[tuple[str, str]] = []
         while len(pairs) < count:
             epoch, offset = divmod(position + len(pairs), self.size)
@@ -123,28 +129,10 @@ class FileStream:
                 self._position += 1
             except StopIteration:
                 self._iterator = None
-        return self.encode(pairs)
-
-
-class Prefetcher:
-    """A stream's next batch (the next position, same count) read and tokenized in a background
-    thread while the trainer uses this one; any other request is served directly. The Rust
-    tokenizer and torch both release the GIL, so the two overlap."""
-
-    def __init__(self, take: Callable[[int, int], np.ndarray]) -> None:
-        self._take = take
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="orch-prefetch")
-        self._next: tuple[int, int, Future] | None = None
+        return pairs
 
     def take(self, position: int, count: int) -> np.ndarray:
-        if self._next is not None and self._next[:2] == (position, count):
-            batch = self._next[2].result()
-        else:
-            if self._next is not None:
-                self._next[2].exception()  # the stream is not thread-safe: let that read end first
-            batch = self._take(position, count)
-        self._next = (position + count, count, self._pool.submit(self._take, position + count, count))
-        return batch
+        return self.encode(self.read(position, count))
 
 
 @lru_cache(maxsize=4)
@@ -176,7 +164,9 @@ def _world_eval(seed: int, knobs: world_module.Knobs, count: int) -> EvalSet:
     )
 
 
-def open_trial_data(config: TrialConfig, cache_dir: Path) -> TrialData:
+def open_trial_data(config: TrialConfig, cache_dir: Path, prefetch_workers: int = 0) -> TrialData:
+    """The trial's data; a file stream is prefetched by `prefetch_workers` processes, or by a
+    thread when 0 (the world's stream is in memory)."""
     if config.data.source == "world":
         world_seed, knobs = config.data.world_seed, world_module.Knobs.of(config.data)
         size = int(config.eval.set.split("-")[1])
@@ -187,29 +177,21 @@ def open_trial_data(config: TrialConfig, cache_dir: Path) -> TrialData:
             vocab_size=len(_world(world_seed, knobs).words),
             max_len=WORLD_MAX_LEN,
         )
-    return _file_data(config, cache_dir)
+    return _file_data(config, cache_dir, prefetch_workers)
 
 
-def _file_data(config: TrialConfig, cache_dir: Path) -> TrialData:
+def _file_data(config: TrialConfig, cache_dir: Path, prefetch_workers: int) -> TrialData:
     data: DataConfig = config.data
     if config.objective == "jepa_bad":
         if data.documents is None:
             raise DataError("data.documents: jepa_bad needs a documents file (JSONL with 'text')")
-        shards = document_shards(data)
-
-        def open_pairs() -> Iterator[tuple[str, str]]:
-            return iter_documents(shards)
+        open_pairs = partial(iter_documents, document_shards(data))
     else:
-        shards = pair_shards(data)
-
-        def open_pairs() -> Iterator[tuple[str, str]]:
-            return iter_pairs(shards)
-
+        open_pairs = partial(iter_pairs, pair_shards(data))
     tokenizer = _file_tokenizer(data, cache_dir)
-    joined = config.objective == "ntp"
-
-    def encode(pairs: list[tuple[str, str]]) -> np.ndarray:
-        return encode_examples(tokenizer, pairs, data.max_len, joined)
+    encode = partial(encode_examples, tokenizer, max_len=data.max_len, joined=config.objective == "ntp")
+    stream = FileStream(open_pairs, encode, config.data_size, config.seed)
+    prefetcher = ProcessPrefetcher(stream, prefetch_workers) if prefetch_workers else Prefetcher(stream.take)
 
     texts, references = read_eval(
         data.resolve(data.eval_texts), {name: data.resolve(p) for name, p in data.eval_features}
@@ -217,7 +199,7 @@ def _file_data(config: TrialConfig, cache_dir: Path) -> TrialData:
     tokens = encode_texts(tokenizer, texts, data.max_len)
     half = len(texts) // 2  # no separate retrieval set: maps fit on the first half of the eval set
     return TrialData(
-        take=Prefetcher(FileStream(open_pairs, encode, config.data_size, config.seed).take).take,
+        take=prefetcher.take,
         eval_set=EvalSet(
             name=config.eval.set,
             tokens=tokens,

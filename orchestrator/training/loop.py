@@ -35,6 +35,13 @@ __all__ = ["TrialOutcome", "checkpoint_schedule", "get_lr", "run_trial"]
 DEFAULT_CACHE = Path.home() / ".cache" / "orch"
 MIN_LR_FRACTION = 0.1  # cosine decays to a tenth of the peak (as nanoGPT does)
 EVAL_BATCH = 256
+MAX_PREFETCH_WORKERS = 4
+
+
+def prefetch_workers(device: str) -> int:
+    """Data processes for a file stream: on a GPU, the trial's CPUs beyond the trainer's own (up
+    to 4); on CPU none, since every core trains (a thread prefetches)."""
+    return min(MAX_PREFETCH_WORKERS, torch.get_num_threads() - 1) if device.startswith("cuda") else 0
 
 
 @dataclass
@@ -126,7 +133,7 @@ def run_trial(
     """Train one trial to its sample budget, handing out every checkpoint; resume from `resume`."""
     started = time.perf_counter()
     torch_device = torch.device(device)
-    data = open_trial_data(config, cache_dir)
+    data = open_trial_data(config, cache_dir, prefetch_workers(device))
     scorer = CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references)
     model = _build(config, data, torch_device)
     optimizer = torch.optim.AdamW(

@@ -3,6 +3,8 @@
 import itertools
 import json
 import re
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -11,8 +13,9 @@ import pytest
 
 from orchestrator.data import world as W
 from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_eval
+from orchestrator.data.prefetch import Prefetcher, ProcessPrefetcher
 from orchestrator.data.shards import resolve_shards
-from orchestrator.data.stream import FileStream, InMemoryStream, Prefetcher, open_trial_data
+from orchestrator.data.stream import FileStream, InMemoryStream, open_trial_data
 from orchestrator.data.tokenizer import BpeTokenizer, ByteTokenizer, encode_examples
 from orchestrator.spec import parse_spec
 from tests.datasets import file_dataset, write_jsonl
@@ -88,22 +91,35 @@ def test_stream_positions_are_pure_and_epochs_reshuffle():
     np.testing.assert_array_equal(stream.take(8, 4)[:, 0, 0], [*first_epoch[8:], *second[:2]])
 
 
+def byte_stream(shard: Path, size: int = 40) -> FileStream:
+    encode = partial(encode_examples, ByteTokenizer(), max_len=16, joined=False)
+    return FileStream(partial(iter_pairs, [shard]), encode, size, seed=5)
+
+
 def test_a_file_stream_resumes_exactly_and_prefetching_changes_no_batch(tmp_path):
     pairs = [(f"caption {i}", f"other {i}") for i in range(50)]
     shard = write_jsonl(tmp_path / "p.jsonl", [{"caption_a": a, "caption_b": b} for a, b in pairs])
-
-    def stream(size=40):
-        encode = lambda batch: encode_examples(ByteTokenizer(), batch, 16, joined=False)  # noqa: E731
-        return FileStream(lambda: iter_pairs([shard]), encode, size, seed=5)
-
     steps = [(0, 8), (8, 8), (16, 8), (24, 8), (32, 8), (40, 8), (48, 8), (20, 8), (28, 8)]  # then a resume
-    direct = [stream().take(position, count) for position, count in steps]  # each from a fresh stream
-    running, prefetched = stream(), Prefetcher(stream().take)
+    direct = [byte_stream(shard).take(position, count) for position, count in steps]  # each fresh
+    running, threaded = byte_stream(shard), Prefetcher(byte_stream(shard).take)
+    processes = ProcessPrefetcher(byte_stream(shard), workers=2)
     for (position, count), expected in zip(steps, direct, strict=True):
         np.testing.assert_array_equal(running.take(position, count), expected)
-        np.testing.assert_array_equal(prefetched.take(position, count), expected)
+        np.testing.assert_array_equal(threaded.take(position, count), expected)
+        np.testing.assert_array_equal(processes.take(position, count), expected)
+    workers = list(processes._processes)
+    processes.close()
+    assert len(workers) == 2 and not any(worker.is_alive() for worker in workers)
     epoch = np.concatenate(direct[:5])[:, 0, :]
     assert len({bytes(row) for row in epoch}) == 40  # one epoch visits each of the 40 examples once
+
+
+def test_a_prefetch_process_error_reaches_the_trainer_in_one_line(tmp_path):
+    shard = write_jsonl(tmp_path / "p.jsonl", [{"caption_a": f"a {i}", "caption_b": "b"} for i in range(10)])
+    prefetcher = ProcessPrefetcher(byte_stream(shard), workers=2)
+    assert prefetcher.take(0, 8).shape == (8, 2, 16)  # the first 8 of 10 are there
+    with pytest.raises(DataError, match="data holds 10 examples, fewer than the data size 40"):
+        prefetcher.take(8, 8)
 
 
 def test_pairs_from_jsonl_parquet_and_grouped_rows(tmp_path):
