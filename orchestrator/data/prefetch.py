@@ -119,8 +119,8 @@ class ProcessPrefetcher:
                 if not process.is_alive():
                     self.close()
                     raise DataError(
-                        f"a data prefetch process ended (exit code {process.exitcode}); "
-                        "the trial's memory limit may be too low"
+                        f"a data prefetch process ended without a word (exit code {process.exitcode}: "
+                        "killed by a signal or for memory); rerun the sweep to resume the trial"
                     ) from None
 
     def _start(self, position: int, count: int) -> None:
