@@ -1,5 +1,6 @@
 """Resumable training state on disk: a directory written under a temporary name and renamed, so a
-kill never leaves half a checkpoint. Resume reads `meta.json`, never the folder's name.
+kill never leaves half a checkpoint; a kill between moving the old one aside and renaming the new
+one in leaves the old one, which resume reads. Resume reads `meta.json`, never the folder's name.
 
 A checkpoint folder holds no code: tensors and plain values are saved with `torch.save` and read
 back with `weights_only=True`, which refuses any pickled object (a planted `__reduce__` raises
@@ -45,7 +46,14 @@ def save_state(directory: Path, state: dict[str, Any]) -> None:
     if directory.exists():
         directory.rename(previous)
     staging.rename(directory)
-    shutil.rmtree(previous, ignore_errors=True)
+    for leftover in directory.parent.glob(f".{directory.name}.*.*"):  # this one's, or a killed save's
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _previous(directory: Path) -> Path | None:
+    """The checkpoint a save killed between its two renames had moved aside (it is whole)."""
+    moved = sorted(directory.parent.glob(f".{directory.name}.*.old"))
+    return moved[-1] if moved else None
 
 
 def load_state(directory: Path, trial_key: str | None = None) -> dict[str, Any] | None:
@@ -56,7 +64,9 @@ def load_state(directory: Path, trial_key: str | None = None) -> dict[str, Any] 
     """
     directory = Path(directory)
     if not (directory / "meta.json").exists():
-        return None
+        directory = _previous(directory) or directory
+        if not (directory / "meta.json").exists():
+            return None
     try:
         state: dict[str, Any] = {
             key: json.loads((directory / f"{key}.json").read_text())

@@ -163,3 +163,16 @@ def test_a_checkpoint_is_the_owners_alone_and_read_only_by_its_own_trial(tmp_pat
     other = trial("jepa_good", seed=1).key
     with pytest.raises(CheckpointError, match=f"belongs to trial {config.key[:10]}…, not {other[:10]}…"):
         load_state(tmp_path / "ckpt", other)
+
+
+def test_a_save_killed_between_its_renames_resumes_from_the_checkpoint_it_moved_aside(tmp_path):
+    config = trial("jepa_good")
+    _, checkpoints = run(config)
+    first, second = ({**c.state, "report": c.report.as_dict()} for c in checkpoints[1:3])
+    save_state(tmp_path / "ckpt", first)
+    (tmp_path / "ckpt").rename(tmp_path / ".ckpt.0badc0de.old")  # the kill: the new one never renamed in
+    (tmp_path / ".ckpt.1badc0de.tmp").mkdir()  # and its staging half written
+    assert load_state(tmp_path / "ckpt", config.key)["meta"]["samples_seen"] == 1024
+    save_state(tmp_path / "ckpt", second)
+    assert load_state(tmp_path / "ckpt", config.key)["meta"]["samples_seen"] > 1024
+    assert [path.name for path in tmp_path.iterdir()] == ["ckpt"]  # the leftovers are gone
