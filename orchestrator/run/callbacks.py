@@ -34,7 +34,7 @@ class TuneEvents:
         return trial.config["trial"]["key"]
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
-        self.writer.flush()  # an outage's buffer is retried between events too
+        self.writer.flush()  # a batch goes out once due; an outage's buffer is retried
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self.writer.started(self._key(trial))
