@@ -1,6 +1,6 @@
 """Real data from the files a cluster user has, streamed so that 940M rows never sit in memory.
 
-- pairs: shards (`run.shards`: JSONL, .jsonl.gz, .jsonl.zst or Parquet) with `image_id,
+- pairs: shards (`data.shards`: JSONL, .jsonl.gz, .jsonl.zst or Parquet) with `image_id,
   caption_a, caption_b`, or `image_id, caption` with several consecutive rows per image
   (consecutive captions of one image become a pair);
 - documents: shards with `text`; a document's two halves are its two chunks (bad views);
