@@ -16,17 +16,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from db import CheckpointReport, Measurement, Store
+from db import CheckpointReport, Measurement, Store, TrialStatus
 from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import parse_spec
-from orchestrator.training.state import Checkpoint, TrainState
+from orchestrator.training.checkpoint import SavedCheckpoint
+from orchestrator.training.state import TrainState
 
 CHECKPOINTS = (0, 256, 512, 1024)  # samples seen at each stand-in checkpoint
 METRICS = ("mutual_knn@10", "cka", "cknna@10")
 
 
-def stand_in(config, on_checkpoint, resume, device, cache_dir: Path) -> None:
+def stand_in(config, on_checkpoint, resume, device, cache_dir: Path, host: str) -> None:
     """A trial without training: at each checkpoint, one row per metric and the trial's state."""
+    history: tuple[Measurement, ...] = ()
     for samples in CHECKPOINTS:
         rows = tuple(
             Measurement(
@@ -46,11 +48,12 @@ def stand_in(config, on_checkpoint, resume, device, cache_dir: Path) -> None:
             )
             for metric in METRICS
         )
-        status = "done" if samples == CHECKPOINTS[-1] else "running"
-        report = CheckpointReport(config.key, samples, status, None, 1, "bench", device, rows)
-        meta = TrainState(samples_seen=samples, step=samples // 64).as_dict()
-        state = {"model": {"w": torch.zeros(1)}, "optim": {}, "rng": torch.get_rng_state(), "meta": meta}
-        on_checkpoint(Checkpoint(report, state))
+        status = TrialStatus.DONE if samples == CHECKPOINTS[-1] else TrialStatus.RUNNING
+        report = CheckpointReport(config.key, samples, status, None, 1, host, device, rows)
+        state = TrainState(samples_seen=samples, step=samples // 64)
+        history = (*history, *rows)
+        model, rng = {"w": torch.zeros(1)}, torch.get_rng_state()
+        on_checkpoint(SavedCheckpoint(model, {}, rng, state, report, history))
 
 
 def main() -> None:

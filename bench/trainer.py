@@ -14,11 +14,11 @@ from pathlib import Path
 
 import torch
 
-from orchestrator.data.stream import open_trial_data
+from db.sizes import parse_size
+from orchestrator.data.sources import open_trial_data
 from orchestrator.data.tokenizer import PAD
 from orchestrator.spec import parse_spec
 from orchestrator.spec.catalog import PRESETS
-from orchestrator.spec.sizes import parse_size
 from orchestrator.training.loop import (
     DEFAULT_CACHE,
     _build,

@@ -1,25 +1,49 @@
 """The SQL store: schema, migrations, `Store`, its errors and the typed rows it takes and gives.
 Imports nothing else of orch."""
 
-from db.engine import NotFound, StoreError, StoreUnreachable, StoreURLError, mask_text, mask_url
-from db.rows import CheckpointReport, Measurement, TrialMeasurement, TrialRow, TrialState, columns
-from db.schema import SCHEMA_VERSION, TRIAL_STATUSES, WIDTHS
+from db.engine import mask_text, mask_url
+from db.errors import InputError, NotFound, OrchError, StoreError, StoreUnreachable, StoreURLError
+from db.rows import (
+    BaselineRow,
+    CheckpointReport,
+    FitRow,
+    ForecastRow,
+    GapRow,
+    Measurement,
+    SweepRow,
+    TrialInSweep,
+    TrialMeasurement,
+    TrialRow,
+    TrialState,
+    columns,
+)
+from db.schema import SCHEMA_VERSION, WIDTHS
+from db.status import FINISHED, TrialStatus
 from db.store import Store
 
 __all__ = [
+    "FINISHED",
     "SCHEMA_VERSION",
-    "TRIAL_STATUSES",
     "WIDTHS",
+    "BaselineRow",
     "CheckpointReport",
+    "FitRow",
+    "ForecastRow",
+    "GapRow",
+    "InputError",
     "Measurement",
     "NotFound",
+    "OrchError",
     "Store",
     "StoreError",
     "StoreURLError",
     "StoreUnreachable",
+    "SweepRow",
+    "TrialInSweep",
     "TrialMeasurement",
     "TrialRow",
     "TrialState",
+    "TrialStatus",
     "columns",
     "mask_text",
     "mask_url",

@@ -9,12 +9,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from db.errors import StoreURLError
+
 __all__ = [
     "RACES",
-    "NotFound",
-    "StoreError",
-    "StoreURLError",
-    "StoreUnreachable",
     "empty_sqlite_file",
     "engine_for",
     "mask_text",
@@ -26,22 +24,6 @@ CONNECT_TIMEOUT_S = 10  # seconds a Postgres server has to answer a new connecti
 
 # What a store answers when another process opens or creates it at the same moment.
 RACES = ("database is locked", "already exists", "duplicate key")
-
-
-class StoreError(Exception):
-    """A store that cannot be opened, read or written; the message never holds a password."""
-
-
-class StoreURLError(StoreError):
-    """A store URL that is malformed or names an unsupported database (bad input)."""
-
-
-class StoreUnreachable(StoreError):
-    """The store's server did not answer or dropped the connection: worth waiting out."""
-
-
-class NotFound(StoreError):
-    """A row the caller asked for by key is not in the store."""
 
 
 # Query parameters that carry a secret (libpq's names); their values are masked like a password.

@@ -12,7 +12,8 @@ from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
 import db.migrations as migrations
 import db.schema as schema
-from db.engine import RACES, StoreError, StoreUnreachable, StoreURLError, empty_sqlite_file
+from db.engine import RACES, empty_sqlite_file
+from db.errors import StoreError, StoreUnreachable, StoreURLError
 from db.schema import SCHEMA_VERSION
 
 __all__ = ["ensure_schema", "insert_for", "transaction"]

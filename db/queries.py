@@ -1,11 +1,18 @@
 """The store's read queries, built once here and run by `Store`: a sweep's trials, its
-measurements joined with their trials, what it measured, and the rows `orch export` writes."""
+measurements joined with their trials, what it measured, and the rows `orch export` writes; and
+how their rows become frames."""
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, select
 
 import db.schema as schema
 
-__all__ = ["EXPORTED", "measured", "measurements", "table", "trials"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["EXPORTED", "as_frame", "chunks", "measured", "measurements", "table", "trials"]
 
 EXPORTED = ("trials", "measurements", "fits", "forecasts", "gaps")  # what `orch export` writes
 
@@ -50,3 +57,17 @@ def table(name: str, sweep: str) -> Select:
         return measurements(sweep, None)
     results = {"fits": schema.fits, "forecasts": schema.forecasts, "gaps": schema.gaps}[name]
     return select(results).where(results.c.sweep == sweep).order_by(results.c.id)
+
+
+def as_frame(names: list[str], rows: Iterable[Any]) -> "pd.DataFrame":
+    """Rows as a frame, built column by column (pandas would probe each SQLAlchemy Row for
+    namedtuple fields, a hundred times slower)."""
+    import pandas as pd  # imported here so that the CLI starts without it
+
+    values = zip(*rows, strict=True) if names else ()
+    return pd.DataFrame(dict(zip(names, map(list, values), strict=False)), columns=names)
+
+
+def chunks(keys: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    """Keys in slices small enough for one IN (...) on every backend."""
+    return (keys[start : start + size] for start in range(0, len(keys), size))

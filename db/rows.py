@@ -5,9 +5,17 @@ running sweep."""
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from db.status import TrialStatus
+
 __all__ = [
+    "BaselineRow",
     "CheckpointReport",
+    "FitRow",
+    "ForecastRow",
+    "GapRow",
     "Measurement",
+    "SweepRow",
+    "TrialInSweep",
     "TrialMeasurement",
     "TrialRow",
     "TrialState",
@@ -70,8 +78,20 @@ class TrialRow:
 
 
 @dataclass(frozen=True)
+class SweepRow:
+    """A sweep as the store records it: its file's text (secrets masked) and where it came from."""
+
+    name: str
+    spec_text: str
+    spec_hash: str
+    source: str
+    created: float
+    updated: float
+
+
+@dataclass(frozen=True)
 class TrialState:
-    """A row of `Store.trials_frame`: a trial's record with the sweep that lists it."""
+    """A trial's record in the store (`Store.find_trial`)."""
 
     key: str
     config: str
@@ -93,6 +113,12 @@ class TrialState:
     updated: float
     lease_owner: str | None  # the driver running it now (host:pid:token)
     lease_heartbeat: float | None
+
+
+@dataclass(frozen=True)
+class TrialInSweep(TrialState):
+    """A row of `Store.trials_frame`: a trial's record with the sweep that lists it."""
+
     sweep: str
     held_out: int
 
@@ -104,7 +130,7 @@ class CheckpointReport:
 
     trial_key: str
     samples_seen: int
-    status: str  # running | done | collapsed
+    status: TrialStatus  # running | done | collapsed
     reason: str | None
     n_params: int
     host: str
@@ -117,5 +143,80 @@ class CheckpointReport:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> "CheckpointReport":
         values = {name: raw[name] for name in columns(cls)}
+        values["status"] = TrialStatus(raw["status"])
         values["rows"] = tuple(Measurement(**row) for row in raw["rows"])
         return cls(**values)
+
+
+@dataclass(frozen=True)
+class BaselineRow:
+    """A published (or measured) curve point to show beside a sweep's curves; `samples` None
+    where the source gives no sample count."""
+
+    source: str
+    model: str
+    objective: str
+    metric: str
+    reference: str
+    eval_set: str
+    samples: float | None
+    value: float
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class FitRow:
+    """One curve's fit in a fit run: its heaviest law; JSON columns hold the rest."""
+
+    sweep: str
+    objective: str
+    model: str
+    metric: str
+    reference: str
+    eval_set: str
+    law: str
+    params: str  # JSON: values, errors, covariance
+    flags: str  # JSON list
+    provenance: str  # JSON: every law, its weight and starts, bounds, points, backtests
+    created: float
+
+
+@dataclass(frozen=True)
+class ForecastRow:
+    """One forecast of a fitted curve; the store links it to its fit."""
+
+    sweep: str
+    objective: str
+    model: str
+    metric: str
+    reference: str
+    eval_set: str
+    samples: float
+    seeds: int
+    prediction: float
+    ci_low: float
+    ci_high: float
+    pi_low: float
+    pi_high: float
+    extrapolation: float
+    flags: str  # JSON list
+    created: float
+
+
+@dataclass(frozen=True)
+class GapRow:
+    """A sample gap on one axis (samples or flops); the ratio and interval None where unknown."""
+
+    sweep: str
+    faster: str
+    slower: str
+    model: str
+    metric: str
+    reference: str
+    target: float
+    ratio: float | None
+    ratio_low: float | None
+    ratio_high: float | None
+    axis: str  # samples | flops
+    flags: str  # JSON list
+    created: float

@@ -15,10 +15,11 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from db.status import TrialStatus
+
 __all__ = [
     "MEASUREMENT_NOISE",
     "SCHEMA_VERSION",
-    "TRIAL_STATUSES",
     "WIDTHS",
     "baselines",
     "fits",
@@ -55,8 +56,6 @@ def _curve() -> list[Column]:
     return [Column(kind, _name(kind), nullable=False) for kind in kinds]
 
 
-TRIAL_STATUSES = ("pending", "running", "done", "failed", "collapsed", "interrupted")
-
 metadata = MetaData()
 
 orch_meta = Table(
@@ -88,7 +87,7 @@ trials = Table(
     Column("data_size", BigInteger, nullable=False),
     Column("seed", Integer, nullable=False),
     Column("budget_samples", BigInteger, nullable=False),
-    Column("status", _name("status"), nullable=False, default="pending"),
+    Column("status", _name("status"), nullable=False, default=TrialStatus.PENDING.value),
     Column("reason", Text),
     Column("attempts", Integer, nullable=False, default=0),
     Column("samples_seen", BigInteger, nullable=False, default=0),

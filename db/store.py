@@ -8,29 +8,37 @@ trial can neither lose nor duplicate a row.
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, or_, select, update
 
 import db.queries as queries
 import db.schema as schema
-from db.engine import NotFound, StoreError, engine_for, mask_url
+from db.engine import engine_for, mask_url
+from db.errors import NotFound, StoreError
 from db.opening import ensure_schema, insert_for, transaction
-from db.rows import CheckpointReport, Measurement, TrialMeasurement, TrialRow, TrialState, columns
+from db.queries import as_frame, chunks
+from db.rows import (
+    BaselineRow,
+    CheckpointReport,
+    FitRow,
+    ForecastRow,
+    GapRow,
+    Measurement,
+    SweepRow,
+    TrialInSweep,
+    TrialMeasurement,
+    TrialRow,
+    TrialState,
+    columns,
+)
+from db.status import ALLOWED_FROM, FINISHED, TrialStatus
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Store"]
-
-# A trial may move to the status on the left only from those on the right.
-ALLOWED_FROM = {
-    "running": ("pending", "running", "interrupted", "failed"),
-    "done": ("running",),
-    "failed": ("running", "pending", "interrupted"),
-    "collapsed": ("running",),
-    "interrupted": ("running", "pending"),
-}
 
 
 class Store:
@@ -94,7 +102,7 @@ class Store:
                 fields = {k: getattr(row, k) for k in columns(TrialRow) if k != "held_out"}
                 connection.execute(
                     self._insert(schema.trials)
-                    .values(**fields, status="pending", attempts=0, samples_seen=0)
+                    .values(**fields, status=TrialStatus.PENDING, attempts=0, samples_seen=0)
                     .values(created=now, updated=now)
                     .on_conflict_do_nothing()
                 )
@@ -118,8 +126,8 @@ class Store:
         free = or_(free, t.lease_owner.in_(dead)) if dead else free
         held: set[str] = set()
         with self.session_scope() as connection:
-            for chunk in _chunks(sorted(keys)):
-                mine = t.key.in_(chunk) & t.status.notin_(("done", "collapsed"))
+            for chunk in chunks(sorted(keys)):
+                mine = t.key.in_(chunk) & t.status.notin_(FINISHED)
                 connection.execute(select(t.key).where(mine).order_by(t.key).with_for_update())
                 connection.execute(
                     update(schema.trials).where(mine & free).values(lease_owner=owner, lease_heartbeat=now)
@@ -133,7 +141,7 @@ class Store:
         """The drivers holding leases on any of `keys`."""
         t, owners = schema.trials.c, set()
         with self.session_scope() as connection:
-            for chunk in _chunks(list(keys)):
+            for chunk in chunks(list(keys)):
                 found = connection.execute(select(t.lease_owner).where(t.key.in_(chunk)).distinct()).scalars()
                 owners |= {owner for owner in found if owner}
         return owners
@@ -148,35 +156,35 @@ class Store:
                 update(schema.trials).where(schema.trials.c.lease_owner == owner).values(**values)
             )
 
-    def find_trial(self, key: str) -> dict | None:
+    def find_trial(self, key: str) -> TrialState | None:
         with self.session_scope() as connection:
             row = connection.execute(select(schema.trials).where(schema.trials.c.key == key)).first()
-        return dict(row._mapping) if row else None
+        return TrialState(*row) if row else None
 
-    def get_trial(self, key: str) -> dict:
+    def get_trial(self, key: str) -> TrialState:
         trial = self.find_trial(key)
         if trial is None:
             raise NotFound(f"trial {key[:10]}… not in {self.url}")
         return trial
 
-    def trial_statuses(self, keys: Iterable[str]) -> dict[str, str]:
+    def trial_statuses(self, keys: Iterable[str]) -> dict[str, TrialStatus]:
         keys = list(keys)
-        found: dict[str, str] = {}
+        found: dict[str, TrialStatus] = {}
         with self.session_scope() as connection:
-            for chunk in _chunks(keys):
+            for chunk in chunks(keys):
                 query = select(schema.trials.c.key, schema.trials.c.status).where(
                     schema.trials.c.key.in_(chunk)
                 )
-                found.update({row.key: row.status for row in connection.execute(query)})
+                found.update({row.key: TrialStatus(row.status) for row in connection.execute(query)})
         return found
 
-    def set_status(self, key: str, status: str, reason: str | None = None, **fields: Any) -> None:
+    def set_status(self, key: str, status: TrialStatus, reason: str | None = None, **fields: Any) -> None:
         """Move a trial to `status`; a move the life cycle forbids raises StoreError."""
         if status not in ALLOWED_FROM:
             raise StoreError(f"unknown trial status {status!r}")
         now = time.time()
         values: dict[str, Any] = {"status": status, "reason": reason, "updated": now, **fields}
-        if status == "running":
+        if status == TrialStatus.RUNNING:
             values["attempts"] = schema.trials.c.attempts + 1
             values["started"] = now
         else:
@@ -248,19 +256,19 @@ class Store:
             query = select(schema.sweeps.c.name).order_by(schema.sweeps.c.created)
             return [row.name for row in connection.execute(query)]
 
-    def find_sweep(self, name: str) -> dict | None:
+    def find_sweep(self, name: str) -> SweepRow | None:
         with self.session_scope() as connection:
             row = connection.execute(select(schema.sweeps).where(schema.sweeps.c.name == name)).first()
-        return dict(row._mapping) if row else None
+        return SweepRow(*row) if row else None
 
     def trials_frame(self, sweep: str | None = None) -> "pd.DataFrame":
         """One row per trial (of one sweep, or all), with `sweep` and `held_out` where known."""
-        return self._frame(queries.trials(sweep), TrialState)
+        return self._frame(queries.trials(sweep), TrialInSweep)
 
-    def trial_states(self, sweep: str) -> list[TrialState]:
+    def trial_states(self, sweep: str) -> list[TrialInSweep]:
         """The trials of one sweep as typed rows, without pandas (`orch status` starts fast)."""
         with self.session_scope() as connection:
-            return [TrialState(*row) for row in connection.execute(queries.trials(sweep))]
+            return [TrialInSweep(*row) for row in connection.execute(queries.trials(sweep))]
 
     def measurements_frame(self, sweep: str | None = None, metric: str | None = None) -> "pd.DataFrame":
         """Measurements (of one metric, or all) joined with their trial's columns (objective,
@@ -279,7 +287,7 @@ class Store:
             result = connection.execution_options(yield_per=rows).execute(queries.table(table, sweep))
             names = list(result.keys())
             for part in result.partitions():
-                yield _as_frame(names, part)
+                yield as_frame(names, part)
 
     def _frame(self, query: Any, row_type: type) -> "pd.DataFrame":
         """The query's rows as a frame whose columns are `row_type`'s fields, in order."""
@@ -288,54 +296,43 @@ class Store:
             names = list(result.keys())
             if names != columns(row_type):
                 raise StoreError(f"store {self.url}: query columns {names} are not {row_type.__name__}'s")
-            return _as_frame(names, result)
+            return as_frame(names, result)
 
     # published baselines, fits, forecasts, gaps -----------------------------------------
 
-    def write_baselines(self, rows: Sequence[dict]) -> int:
+    def write_baselines(self, rows: Sequence[BaselineRow]) -> int:
         """Add the curve points the store lacks (samples included); return how many."""
         key = [schema.baselines.c[name] for name in schema.BASELINE_KEY]
         with self.session_scope() as connection:
             seen = {tuple(row) for row in connection.execute(select(*key))}
-            new = {tuple(row[name] for name in schema.BASELINE_KEY): row for row in rows}
-            if fresh := [row for point, row in new.items() if point not in seen]:
+            new = {tuple(getattr(row, name) for name in schema.BASELINE_KEY): row for row in rows}
+            if fresh := [asdict(row) for point, row in new.items() if point not in seen]:
                 connection.execute(schema.baselines.insert(), fresh)
             return len(fresh)
 
     def baselines_frame(self) -> "pd.DataFrame":
         with self.session_scope() as connection:
             result = connection.execute(select(schema.baselines).order_by(schema.baselines.c.id))
-            return _as_frame(list(result.keys()), result)
+            return as_frame(list(result.keys()), result)
 
     def forecasts_frame(self, sweep: str) -> "pd.DataFrame":
         with self.session_scope() as connection:
             result = connection.execute(queries.table("forecasts", sweep))
-            return _as_frame(list(result.keys()), result)
+            return as_frame(list(result.keys()), result)
 
-    def write_fit_run(self, fits: Sequence[tuple[dict, Sequence[dict]]], gap_rows: Sequence[dict]) -> None:
+    def write_fit_run(
+        self, fits: Sequence[tuple[FitRow, Sequence[ForecastRow]]], gap_rows: Sequence[GapRow]
+    ) -> None:
         """Store one `orch fit` run in one transaction: each fit with its forecasts, then gaps."""
         with self.session_scope() as connection:
             for fit_row, forecast_rows in fits:
                 fit_id = connection.execute(
-                    schema.fits.insert().values(**fit_row).returning(schema.fits.c.id)
+                    schema.fits.insert().values(**asdict(fit_row)).returning(schema.fits.c.id)
                 ).scalar_one()
                 if forecast_rows:
                     connection.execute(
-                        schema.forecasts.insert(), [{**row, "fit_id": fit_id} for row in forecast_rows]
+                        schema.forecasts.insert(),
+                        [{**asdict(row), "fit_id": fit_id} for row in forecast_rows],
                     )
             if gap_rows:
-                connection.execute(schema.gaps.insert(), list(gap_rows))
-
-
-def _as_frame(names: list[str], rows: Iterable[Any]) -> "pd.DataFrame":
-    """Rows as a frame, built column by column (pandas would probe each SQLAlchemy Row for
-    namedtuple fields, a hundred times slower)."""
-    import pandas as pd  # imported here so that the CLI starts without it
-
-    values = zip(*rows, strict=True) if names else ()
-    return pd.DataFrame(dict(zip(names, map(list, values), strict=False)), columns=names)
-
-
-def _chunks(keys: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
-    """Keys in slices small enough for one IN (...) on every backend."""
-    return (keys[start : start + size] for start in range(0, len(keys), size))
+                connection.execute(schema.gaps.insert(), [asdict(row) for row in gap_rows])

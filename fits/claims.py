@@ -4,7 +4,7 @@ single checkpoints, each with the caveats that apply."""
 import numpy as np
 import pandas as pd
 
-from fits.gaps import Gap, level_overlap, observed_crossing, sample_gap
+from fits.gaps import Bound, Gap, level_overlap, observed_crossing, sample_gap
 from fits.results import CurveFit, FitOptions, GapEstimate
 
 __all__ = ["gap_estimates", "published_gaps"]
@@ -154,8 +154,8 @@ def published_gaps(baselines: pd.DataFrame, spec: str, metric: str) -> list[GapE
     return out
 
 
-def _published_bound(value_a: float, value_b: float, ratio: float) -> dict | None:
+def _published_bound(value_a: float, value_b: float, ratio: float) -> Bound | None:
     """A below B's level at S_A means N_A* > S_A: the ratio bounds R from above; above it, from below."""
     if value_a == value_b:
         return None
-    return {"side": "<=" if value_a < value_b else ">=", "ratio": ratio}
+    return Bound("<=" if value_a < value_b else ">=", ratio)

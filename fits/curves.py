@@ -15,7 +15,9 @@ from fits.backtest import backtest
 from fits.bands import covered, forecast, score_holdout
 from fits.bootstrap import bootstrap_refits
 from fits.ensemble import build_ensemble
+from fits.finish import profile
 from fits.fit import curve_points, fit_laws, law_weights
+from fits.laws import LAWS
 from fits.results import CURVE, CurveFit, EarlierForecast, FitOptions, HeldOutCell
 
 __all__ = ["BAND_POINTS", "fit_group", "score_earlier", "select_points"]
@@ -66,6 +68,10 @@ def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitO
         )
     furthest = max([points.samples[-1], *targets])
     grid = np.geomspace(points.samples[0], furthest * 1.05, BAND_POINTS)
+    heaviest = ensemble.heaviest
+    profiled = None
+    if options.profile and heaviest.model_result is not None:
+        profiled = profile(heaviest.model_result, LAWS[heaviest.law].key_params)
     return CurveFit(
         key,
         points,
@@ -78,6 +84,7 @@ def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitO
         band=[forecast(ensemble, float(s), seeds) for s in grid],
         chance=_mean_or_none(group.chance),
         null_p95=_mean_or_none(train.null_p95),
+        profile=profiled,
     )
 
 

@@ -6,10 +6,13 @@ Everything takes arrays and returns values; `fit_curve` copies its inputs.
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from db.errors import InputError
+from fits.finish import FINISH_GAIN, finish
 from fits.laws import LAWS, Law, Span
 from fits.solve import least_squares, start_grid
 
@@ -31,8 +34,9 @@ BOUND_TOLERANCE = 1e-6
 UNIT_SPAN: Span = (0.0, 1.0)  # the range of most alignment metrics
 
 
-class FitError(ValueError):
-    """Points that cannot be fitted (too few, NaN, no seeds)."""
+class FitError(InputError, ValueError):
+    """Points that cannot be fitted (too few, NaN, no seeds), or options that name nothing the
+    sweep measured: the user's to change (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,7 @@ class FitResult:
     starts: int = 0  # how many starts the grid tried
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     loss: str = "least_squares"  # or "huber"
+    model_result: Any = None  # lmfit's ModelResult (`fit_report()`); None for a Huber fit
 
     def predict(self, samples) -> np.ndarray:
         return LAWS[self.law].function(np.asarray(samples, dtype=float), **self.values)
@@ -148,6 +153,8 @@ class ArrayFit:
     dof: int
     converged: bool
     starts: int
+    model_result: Any = None  # lmfit's ModelResult from the best start (None for a Huber fit)
+    finished: bool = False  # lmfit's finish lowered chi-square, and its values were taken
 
     @property
     def inflated(self) -> np.ndarray:
@@ -166,11 +173,13 @@ def fit_arrays(
     replicates: tuple[np.ndarray, np.ndarray] | None = None,
     huber: float | None = None,
 ) -> ArrayFit:
-    """Fit `function(x, *names)` to `mean` from every start of a grid and keep the best.
+    """Fit `function(x, *names)` to `mean` from every start of a grid, keep the best, and
+    finish it with lmfit (`fits.finish`), whose values are taken where they lower chi-square.
 
     With `huber`, the loss is Huber's on the log residuals of the `replicates` (x, y): one
-    diverged seed then barely moves the fit. The covariance is the Gauss-Newton one on the
-    weighted means, in units of the seed noise (`inflated` scales it by any excess chi-square).
+    diverged seed then barely moves the fit, and lmfit (which has no such loss) does not finish
+    it. The covariance is the Gauss-Newton one on the weighted means, in units of the seed noise
+    (`inflated` scales it by any excess chi-square).
     """
     lower = np.array([bounds[n][0] for n in names])
     upper = np.array([bounds[n][1] for n in names])
@@ -181,6 +190,13 @@ def fit_arrays(
         solution = least_squares(function, x, mean, weight, starts, lower, upper)
     best = int(np.nanargmin(np.where(np.isfinite(solution.loss), solution.loss, np.inf)))
     theta = solution.theta[best : best + 1]
+    chi_square = float(np.sum(((mean - function(x, *theta[0])) * weight) ** 2))
+    result, finished = None, False
+    if not huber:
+        result = finish(function, names, x, mean, weight, theta[0], lower, upper)
+        finished = bool(np.isfinite(result.chisqr) and result.chisqr < chi_square * (1 - FINISH_GAIN))
+        if finished:
+            theta = np.array([[result.params[n].value for n in names]])
     at_best = least_squares(function, x, mean, weight, theta, lower, upper, iterations=0)
     residuals = (mean - function(x, *theta[0])) * weight
     chi_square = float(np.sum(residuals**2))
@@ -188,9 +204,8 @@ def fit_arrays(
     jac = at_best.jacobian[0]
     covariance = np.linalg.pinv(jac.T @ jac)
     values = {n: float(v) for n, v in zip(names, theta[0], strict=True)}
-    return ArrayFit(
-        values, covariance, residuals, chi_square, dof, bool(solution.converged[best]), len(starts)
-    )
+    converged = bool(solution.converged[best]) or (finished and bool(result.success))
+    return ArrayFit(values, covariance, residuals, chi_square, dof, converged, len(starts), result, finished)
 
 
 def fit_curve(
@@ -213,6 +228,8 @@ def fit_curve(
         flags.append("ONE_POINT")
     if not found.converged:
         flags.append("NOT_CONVERGED")  # the best of the starts, still moving when the solver stopped
+    if found.finished:
+        flags.append("LMFIT_FINISH")  # lmfit lowered chi-square below the grid's best start
     fit = FitResult(
         law=law.name,
         values=found.values,
@@ -229,6 +246,7 @@ def fit_curve(
         starts=found.starts,
         bounds=bounds,
         loss="huber" if huber else "least_squares",
+        model_result=found.model_result,
     )
     fit.lof_p = lack_of_fit(points, fit)
     if fit.lof_p is not None and fit.lof_p < 0.05:

@@ -24,6 +24,7 @@ from fits.level import LEVEL, tails
 
 __all__ = [
     "MAX_SPAN",
+    "Bound",
     "Gap",
     "crossing",
     "default_target",
@@ -38,6 +39,17 @@ REACH = 4.0  # draws are searched this far beyond the observed range, each side
 GRID = 400
 
 
+@dataclass(frozen=True)
+class Bound:
+    """What the data support when no ratio is identified: R `side` `ratio` (side '>=' or '<=')."""
+
+    side: str
+    ratio: float
+
+    def __str__(self) -> str:
+        return f"R {self.side} {self.ratio:.3g}x"
+
+
 @dataclass
 class Gap:
     target: float
@@ -47,7 +59,7 @@ class Gap:
     interval: tuple[float, float] | None
     identifiable: bool
     reasons: list[str] = field(default_factory=list)
-    bound: dict | None = None  # {"side": ">=" or "<=", "ratio": R bound}, when only a bound holds
+    bound: Bound | None = None  # when only a bound holds
     flags: list[str] = field(default_factory=list)
 
 
@@ -231,9 +243,9 @@ def _bounded_gap(
     (a_low, a_high), (b_low, b_high) = ranges
     bound = None
     if b_low > 0 and np.isfinite(a_high):
-        bound = {"side": ">=", "ratio": b_low / a_high}
+        bound = Bound(">=", b_low / a_high)
     elif np.isfinite(b_high) and a_low > 0:
-        bound = {"side": "<=", "ratio": b_high / a_low}
+        bound = Bound("<=", b_high / a_low)
     else:
         reasons.append("the data bound R from neither side")
     return Gap(target, None, None, None, None, False, reasons, bound, flags)

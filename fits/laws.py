@@ -71,6 +71,7 @@ class Law:
     guess: Callable[[np.ndarray, np.ndarray], dict[str, float]]
     bounds: Callable[[np.ndarray, np.ndarray, Span], dict[str, tuple[float, float]]]
     ceiling: Callable[[dict[str, float]], float] | None  # the level it tends to; None: no ceiling
+    key_params: tuple[str, ...] = ()  # its ceiling and exponents: what `--profile` profiles
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -143,8 +144,17 @@ def _broken_bounds(S: np.ndarray, y: np.ndarray, span: Span) -> dict[str, tuple[
 
 
 LAWS: dict[str, Law] = {
-    "saturating": Law("saturating", saturating, _saturating_guess, _saturating_bounds, lambda v: v["a_inf"]),
-    "power": Law("power", power, _power_guess, _power_bounds, None),
-    "logistic": Law("logistic", logistic, _logistic_guess, _logistic_bounds, lambda v: v["lo"] + v["rise"]),
-    "broken": Law("broken", broken, _broken_guess, _broken_bounds, None),
+    "saturating": Law(
+        "saturating",
+        saturating,
+        _saturating_guess,
+        _saturating_bounds,
+        lambda v: v["a_inf"],
+        ("a_inf", "alpha"),
+    ),
+    "power": Law("power", power, _power_guess, _power_bounds, None, ("alpha",)),
+    "logistic": Law(
+        "logistic", logistic, _logistic_guess, _logistic_bounds, lambda v: v["lo"] + v["rise"], ("rise",)
+    ),
+    "broken": Law("broken", broken, _broken_guess, _broken_bounds, None, ("alpha1", "alpha2")),
 }

@@ -9,27 +9,23 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from db import Store
-from fits.results import CurveFit, FitRun, GapEstimate
-from orchestrator import __version__
-from orchestrator.errors import SpecError
-from orchestrator.spec import Spec, TrialConfig, parse_spec
-from orchestrator.spec.catalog import METRICS, parse_metric
+from db import FitRow, ForecastRow, GapRow, Store, TrialStatus
+from db.version import __version__
+from fits.results import CurveFit, FitRun, GapEstimate, SweepDesign
 
 __all__ = [
+    "Store",  # the store fits reads, for the type hints of its callers
     "flops_per_sample",
     "load_baselines",
     "load_earlier_forecasts",
     "load_measurements",
-    "metric_span",
+    "load_trials",
+    "measured",
     "model_sizes",
     "provenance",
-    "recipes",
     "recipes_of",
     "save_fit_run",
-    "sweep_spec",
 ]
 
 
@@ -37,7 +33,7 @@ def load_measurements(store: Store, sweep: str, metric: str, reference: str | No
     """One metric's measurements of the sweep's done trials (`TrialMeasurement` columns), with
     `is_final` and a boolean `held_out`."""
     frame = store.measurements_frame(sweep, metric)
-    frame = frame[frame.status == "done"]
+    frame = frame[frame.status == TrialStatus.DONE]
     if reference is not None:
         frame = frame[frame.reference == reference]
     frame = frame.assign(
@@ -46,28 +42,29 @@ def load_measurements(store: Store, sweep: str, metric: str, reference: str | No
     return frame.reset_index(drop=True)
 
 
-def metric_span(metric: str) -> tuple[float, float]:
-    """The range the metric's values live in (a layer suffix, '/layer2', names the same metric)."""
-    return METRICS[parse_metric(metric.split("/")[0]).name].range
-
-
 def model_sizes(frame: pd.DataFrame) -> dict[str, float]:
     """Model name -> parameter count, where the trials recorded one."""
     known = frame.dropna(subset=["n_params"])
     return {str(model): float(group.n_params.median()) for model, group in known.groupby("model")}
 
 
-def recipes(store: Store, sweep: str) -> dict[str, dict]:
-    """Objective -> the train recipe its trials used (the first trial's, per objective)."""
-    return recipes_of(store.trials_frame(sweep))
+def load_trials(store: Store, sweep: str) -> pd.DataFrame:
+    """The sweep's trials (`TrialInSweep` columns)."""
+    return store.trials_frame(sweep)
+
+
+def measured(store: Store, sweep: str) -> set[tuple[str, str]]:
+    """The (metric, reference) pairs the sweep's trials measured."""
+    return store.measured(sweep)
 
 
 def recipes_of(trials: pd.DataFrame) -> dict[str, dict]:
-    """`recipes` of a trials frame already read."""
+    """Objective -> the train recipe its trials used (the first trial's, per objective), as the
+    store recorded it in each trial's config."""
     found: dict[str, dict] = {}
     for row in trials.itertuples():
         if row.objective not in found:
-            found[row.objective] = asdict(TrialConfig.from_json(row.config).train)
+            found[row.objective] = json.loads(row.config)["train"]
     return found
 
 
@@ -75,15 +72,6 @@ def flops_per_sample(frame: pd.DataFrame) -> dict[str, float]:
     """Objective -> training FLOPs per sample, from the final checkpoints."""
     final = frame[frame.is_final & (frame.samples_seen > 0)]
     return {name: float((g.flops / g.samples_seen).median()) for name, g in final.groupby("objective")}
-
-
-def sweep_spec(store: Store, sweep: str) -> Spec | None:
-    """The sweep file as the store recorded it; None when this orch cannot read it back."""
-    row = store.find_sweep(sweep)
-    try:
-        return parse_spec(yaml.safe_load(row["spec_text"]), row["source"]) if row else None
-    except (SpecError, yaml.YAMLError):
-        return None
 
 
 def load_baselines(store: Store) -> pd.DataFrame:
@@ -94,23 +82,22 @@ def load_earlier_forecasts(store: Store, sweep: str) -> pd.DataFrame:
     return store.forecasts_frame(sweep)
 
 
-def provenance(store: Store, sweep: str, spec: Spec | None, created: float) -> dict:
+def provenance(store: Store, sweep: str, design: SweepDesign, created: float) -> dict:
     """What a reader needs to reproduce a fit run: versions, the sweep file, its grid and recipe,
     the (masked) store, the date."""
-    row = store.find_sweep(sweep) or {}
+    row = store.find_sweep(sweep)
     found = {
         "orch": __version__,
         "git commit": _git_commit(),
-        "sweep file": row.get("source", "?"),
-        "sweep file sha256": row.get("spec_hash", "?"),
+        "sweep file": row.source if row else "?",
+        "sweep file sha256": row.spec_hash if row else "?",
         "store": store.url,
         "date (UTC)": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created)),
     }
-    if spec is not None:
-        trials = spec.trials
-        for axis in ("objective", "model", "data_size", "seed"):
-            found[f"grid: {axis}"] = ", ".join(map(str, sorted({getattr(t, axis) for t in trials})))
-        found["recipe"] = json.dumps(asdict(trials[0].train), sort_keys=True)
+    for axis, values in design.grid.items():
+        found[f"grid: {axis}"] = ", ".join(map(str, sorted(values)))
+    if design.recipe:
+        found["recipe"] = json.dumps(design.recipe, sort_keys=True)
     return found
 
 
@@ -125,14 +112,15 @@ def _git_commit() -> str:
     return result.stdout.strip() if result.returncode == 0 else "none (not a git repository)"
 
 
-def save_fit_run(store: Store, run: FitRun, now: float) -> None:
+def save_fit_run(store: Store, run: FitRun) -> None:
     """Every curve's fit with its forecasts, then the gaps, as one transaction; every row of the
-    run carries the same `created` time (the run's identity in the store)."""
+    run carries the run's `created` time (its identity in the store)."""
+    now = run.created
     fits = [(_fit_row(run, curve, now), _forecast_rows(run.sweep, curve, now)) for curve in run.curves]
     store.write_fit_run(fits, [row for gap in run.gaps for row in _gap_rows(run.sweep, gap, now)])
 
 
-def _fit_row(run: FitRun, curve: CurveFit, now: float) -> dict:
+def _fit_row(run: FitRun, curve: CurveFit, now: float) -> FitRow:
     """The heaviest law's row; the provenance holds every law, its weight and its starts."""
     fit = curve.fit
     provenance = {
@@ -150,38 +138,38 @@ def _fit_row(run: FitRun, curve: CurveFit, now: float) -> dict:
         "versions": {"numpy": np.__version__},
     }
     params = {"values": fit.values, "errors": fit.errors, "covariance": fit.covariance.tolist()}
-    return {
-        "sweep": run.sweep,
+    return FitRow(
+        sweep=run.sweep,
         **curve.key,
-        "law": fit.law,
-        "params": json.dumps(params),
-        "flags": json.dumps(fit.flags),
-        "provenance": json.dumps(provenance, default=float),
-        "created": now,
-    }
+        law=fit.law,
+        params=json.dumps(params),
+        flags=json.dumps(fit.flags),
+        provenance=json.dumps(provenance, default=float),
+        created=now,
+    )
 
 
-def _forecast_rows(sweep: str, curve: CurveFit, now: float) -> list[dict]:
+def _forecast_rows(sweep: str, curve: CurveFit, now: float) -> list[ForecastRow]:
     return [
-        {
-            "sweep": sweep,
+        ForecastRow(
+            sweep=sweep,
             **curve.key,
-            "samples": f.samples,
-            "seeds": f.seeds,
-            "prediction": f.prediction,
-            "ci_low": f.ci[0],
-            "ci_high": f.ci[1],
-            "pi_low": f.pi[0],
-            "pi_high": f.pi[1],
-            "extrapolation": f.extrapolation,
-            "flags": json.dumps(list(f.flags)),
-            "created": now,
-        }
+            samples=f.samples,
+            seeds=f.seeds,
+            prediction=f.prediction,
+            ci_low=f.ci[0],
+            ci_high=f.ci[1],
+            pi_low=f.pi[0],
+            pi_high=f.pi[1],
+            extrapolation=f.extrapolation,
+            flags=json.dumps(list(f.flags)),
+            created=now,
+        )
         for f in curve.forecasts
     ]
 
 
-def _gap_rows(sweep: str, gap: GapEstimate, now: float) -> list[dict]:
+def _gap_rows(sweep: str, gap: GapEstimate, now: float) -> list[GapRow]:
     """The gap on the samples axis and, where FLOPs are known, on the FLOPs axis."""
     base = {k: getattr(gap, k) for k in ("faster", "slower", "model", "metric", "reference", "target")}
     low, high = gap.ci or (None, None)
@@ -192,6 +180,6 @@ def _gap_rows(sweep: str, gap: GapEstimate, now: float) -> list[dict]:
         rows.append(
             {"ratio": gap.flops_ratio, "ratio_low": scaled[0], "ratio_high": scaled[1], "axis": "flops"}
         )
-    bound = [f"BOUND:{gap.bound['side']}{gap.bound['ratio']:.6g}"] if gap.bound else []
+    bound = [f"BOUND:{gap.bound.side}{gap.bound.ratio:.6g}"] if gap.bound else []
     flags = json.dumps([*gap.flags, *bound])
-    return [{"sweep": sweep, **base, **row, "flags": flags, "created": now} for row in rows]
+    return [GapRow(sweep=sweep, **base, **row, flags=flags, created=now) for row in rows]

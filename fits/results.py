@@ -1,30 +1,50 @@
-"""What `orch fit` computes, typed: per-curve fits with their forecasts, held-out scores and drawn
-bands; gaps; earlier forecasts scored. The report draws these and never refits."""
+"""What `orch fit` is asked, and what it computes, typed: the user's options, the sweep's design
+they are resolved against, per-curve fits with their forecasts, held-out scores and drawn bands;
+gaps; earlier forecasts scored. The report draws these and never refits."""
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from fits.backtest import BacktestCell, backtest_table
 from fits.bands import Forecast
 from fits.ensemble import Ensemble
-from fits.fit import CurvePoints, FitResult
+from fits.fit import UNIT_SPAN, CurvePoints, FitResult
+from fits.gaps import Bound
 from fits.joint import JointFit
 from fits.laws import Span
 
 __all__ = [
     "CURVE",
+    "Bound",
     "CurveFit",
     "EarlierForecast",
     "FitOptions",
     "FitRun",
+    "FitSettings",
     "GapEstimate",
     "HeldOutCell",
+    "SweepDesign",
 ]
 
 CURVE = ("objective", "model", "metric", "reference", "eval_set")  # what names one curve
 
 
 @dataclass(frozen=True)
+class SweepDesign:
+    """What a fit needs to know of its sweep beyond the rows, read from the sweep file the store
+    recorded and handed in by the caller: fits never reads a sweep file itself."""
+
+    points: str  # "all": constant-learning-rate runs, every checkpoint is a point; else "final"
+    holdout_above: int | None  # the file's holdout.samples_above: checkpoints past it held out
+    ranges: dict[str, Span]  # each measured metric's range, from the metric registry
+    grid: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # axis -> values (provenance)
+    recipe: dict[str, Any] = field(default_factory=dict)  # the first trial's recipe (provenance)
+
+
+@dataclass(frozen=True)
 class FitOptions:
+    """What the user asked of `orch fit`."""
+
     predict: tuple[int, ...] = ()
     holdout: tuple[int, ...] = ()
     gaps: tuple[str, ...] = ()
@@ -35,19 +55,30 @@ class FitOptions:
     min_samples: int | None = None
     bootstrap: int = 0  # seed-bootstrap refits of every law behind the bands (0: parametric draws)
     huber: float | None = None  # Huber's delta on log residuals: one diverged seed barely moves a fit
-    span: Span = (0.0, 1.0)  # the metric's range, from the metric registry
-    out_dir: str = "reports"
+    profile: bool = False  # lmfit's profile-likelihood intervals for the heaviest laws' key parameters
     points: str = "auto"  # final | all | auto: the sweep's design (all for constant-lr runs)
     holdout_above: int | None = None  # checkpoints past this are held out; default: the sweep's
     seeds_for_forecast: int = 3
 
-    def resolved(self, design: str, holdout_above: int | None) -> "FitOptions":
-        """These options with `auto` and an unset holdout taken from the sweep file."""
-        return replace(
-            self,
-            points=design if self.points == "auto" else self.points,
-            holdout_above=self.holdout_above if self.holdout_above is not None else holdout_above,
+    def resolved(self, design: SweepDesign) -> "FitSettings":
+        """These options with `auto`, an unset holdout and the metric's range from the sweep."""
+        mine = {option.name: getattr(self, option.name) for option in fields(FitOptions)}
+        return FitSettings(
+            **mine
+            | {
+                "points": design.points if self.points == "auto" else self.points,
+                "holdout_above": design.holdout_above if self.holdout_above is None else self.holdout_above,
+            },
+            span=design.ranges.get(self.metric, UNIT_SPAN),
         )
+
+
+@dataclass(frozen=True)
+class FitSettings(FitOptions):
+    """The options resolved against the sweep: `points` is final or all, `holdout_above` the
+    user's or the file's, `span` the metric's range. What every fit function reads."""
+
+    span: Span = UNIT_SPAN
 
     @property
     def design(self) -> str:
@@ -86,6 +117,8 @@ class CurveFit:
     band: list[Forecast] = field(default_factory=list)  # the CI and PI drawn on the plot
     chance: float | None = None  # the metric's expected value for unrelated features
     null_p95: float | None = None  # 95th percentile of the permutation null, over the points
+    # `--profile`: the heaviest law's key parameters -> profile-likelihood interval, or why none
+    profile: dict[str, tuple[float, float] | str] | None = None
 
     @property
     def name(self) -> str:
@@ -125,7 +158,7 @@ class CurveFit:
             "forecasts": [f.as_dict() for f in self.forecasts],
             "held_out": [asdict(h) for h in self.held_out],
             "backtest": [asdict(c) for c in self.backtest],
-        }
+        } | ({} if self.profile is None else {"profile": self.profile})
 
 
 @dataclass
@@ -146,7 +179,7 @@ class GapEstimate:
     ci: tuple[float, float] | None
     identifiable: bool
     reasons: list[str]
-    bound: dict | None
+    bound: Bound | None
     flops_ratio: float | None
     ratio_curve: list[dict]
     flags: list[str]
@@ -182,16 +215,18 @@ class FitRun:
 
     sweep: str
     store: str
-    options: FitOptions
+    options: FitSettings
     curves: list[CurveFit] = field(default_factory=list)
     gaps: list[GapEstimate] = field(default_factory=list)
     earlier: list[EarlierForecast] = field(default_factory=list)
     joint: list[tuple[dict, JointFit]] = field(default_factory=list)  # (curve key less model, fit)
     published: list[GapEstimate] = field(default_factory=list)  # naive gaps between published points
     provenance: dict = field(default_factory=dict)  # what a reader needs to reproduce the run
-    fit_id: str = ""  # the report folder's name; the store's rows of this run share its time
+    fit_id: str = ""  # the report folder's name
+    created: float = 0.0  # unix seconds; the store's rows of this run share it
     skipped: list[str] = field(default_factory=list)
-    report_path: str = ""
+    warnings: list[str] = field(default_factory=list)  # options that ran, with a caveat
+    baselines: Any = None  # the published points measured like these curves (a frame), for plots
 
     def calibration(self) -> dict:
         cells = [h for c in self.curves for h in c.held_out]
@@ -220,5 +255,4 @@ class FitRun:
             "joint": [{**key, **fit.as_dict()} for key, fit in self.joint],
             "earlier_forecasts": [asdict(e) for e in self.earlier],
             "skipped": self.skipped,
-            "report": self.report_path,
         }

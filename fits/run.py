@@ -1,65 +1,66 @@
-"""`orch fit`: read the sweep, fit every curve, compute gaps, score earlier forecasts, store the
-fit run and write the report. The math lives in the pure modules; this only puts it in order."""
+"""`orch fit`: read the sweep, check the options, fit every curve, compute gaps and score earlier
+forecasts, and return the `FitRun`. Storing it (`fits.load.save_fit_run`) and writing its report
+(`fits.report.write_report`) are the caller's separate steps. The math lives in the pure
+modules; this only puts it in order."""
 
 import time
-from dataclasses import replace
-from pathlib import Path
 
-from db import Store
+from fits.check import check_options
 from fits.claims import gap_estimates, published_gaps
 from fits.curves import fit_group, score_earlier, select_points
 from fits.fit import FitError
 from fits.joint import MIN_MODELS, fit_joint
 from fits.load import (
+    Store,
     flops_per_sample,
     load_baselines,
     load_earlier_forecasts,
     load_measurements,
-    metric_span,
+    load_trials,
+    measured,
     model_sizes,
     provenance,
-    recipes,
-    save_fit_run,
-    sweep_spec,
+    recipes_of,
 )
-from fits.report import write_report
-from fits.results import CURVE, CurveFit, FitOptions, FitRun
+from fits.results import CURVE, CurveFit, FitOptions, FitRun, FitSettings, SweepDesign
 
 __all__ = ["run_fit"]
 
 
-def run_fit(store: Store, sweep: str, options: FitOptions) -> FitRun:
-    """Fit, forecast, score and write the store rows and the report under `options.out_dir`."""
-    spec = sweep_spec(store, sweep)
-    options = options.resolved(spec.design if spec else "final", spec.holdout_above if spec else None)
-    options = replace(options, span=metric_span(options.metric))
-    frame = load_measurements(store, sweep, options.metric, options.reference)
-    run = FitRun(sweep, store.url, options)
+def run_fit(store: Store, sweep: str, options: FitOptions, design: SweepDesign) -> FitRun:
+    """Check the options against the sweep, then fit, forecast and score; write nothing."""
+    settings = options.resolved(design)
+    trials = load_trials(store, sweep)
+    recipe = recipes_of(trials)
+    schedules = {objective: train["schedule"] for objective, train in recipe.items()}
+    warnings = check_options(options, settings, sweep, trials, measured(store, sweep), schedules)
+    frame = load_measurements(store, sweep, settings.metric, settings.reference)
+    run = FitRun(sweep, store.url, settings, warnings=warnings)
     if frame.empty:
-        raise FitError(f"sweep {sweep} has no done trials with {options.metric} in {store.url}")
-    chosen = select_points(frame, options)
+        raise FitError(f"sweep {sweep} has no done trials with {settings.metric} in {store.url}")
+    chosen = select_points(frame, settings)
     for values, group in chosen.groupby(list(CURVE)):
         key = dict(zip(CURVE, values, strict=True))
         try:
-            run.curves.append(fit_group(key, group, frame, options))
+            run.curves.append(fit_group(key, group, frame, settings))
         except FitError as error:
             run.skipped.append(f"{'/'.join(map(str, values))}: {error}")
     if not run.curves:
-        why = "; ".join(run.skipped) or f"no measurement past random init{_above(options.min_samples)}"
+        why = "; ".join(run.skipped) or f"no measurement past random init{_above(settings.min_samples)}"
         raise FitError(f"sweep {sweep}: no curve could be fitted ({why})")
-    run.joint, skipped = _joint_fits(run.curves, model_sizes(frame), options)
+    run.joint, skipped = _joint_fits(run.curves, model_sizes(frame), settings)
     run.skipped += skipped
-    baselines = _matching(load_baselines(store), run.curves)
-    per_sample, recipe = flops_per_sample(frame), recipes(store, sweep)
-    for pair in options.gaps:
-        run.gaps += gap_estimates(run.curves, pair, chosen, per_sample, recipe, options)
-        run.published += published_gaps(baselines, pair, options.metric)
+    run.baselines = _matching(load_baselines(store), run.curves)
+    per_sample = flops_per_sample(frame)
+    for pair in settings.gaps:
+        run.gaps += gap_estimates(run.curves, pair, chosen, per_sample, recipe, settings)
+        run.published += published_gaps(run.baselines, pair, settings.metric)
     run.earlier = score_earlier(load_earlier_forecasts(store, sweep), run.curves)
-    created = time.time()
-    run.fit_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(created)) + f"-{int(created * 1000) % 1000:03d}"
-    run.provenance = provenance(store, sweep, spec, created) | {"fit id": run.fit_id}
-    save_fit_run(store, run, created)
-    run.report_path = str(write_report(run, Path(options.out_dir) / sweep, baselines))
+    run.created = time.time()
+    run.fit_id = (
+        time.strftime("%Y%m%d-%H%M%S", time.gmtime(run.created)) + f"-{int(run.created * 1000) % 1000:03d}"
+    )
+    run.provenance = provenance(store, sweep, design, run.created) | {"fit id": run.fit_id}
     return run
 
 
@@ -72,7 +73,7 @@ def _matching(baselines, curves: list[CurveFit]):
 
 
 def _joint_fits(
-    curves: list[CurveFit], sizes: dict[str, float], options: FitOptions
+    curves: list[CurveFit], sizes: dict[str, float], options: FitSettings
 ) -> tuple[list, list[str]]:
     """a(N, S) per (objective, metric, reference, eval set) with MIN_MODELS sized models."""
     families: dict[tuple, list[tuple[float, CurveFit]]] = {}

@@ -5,8 +5,9 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+from db import BaselineRow
+from db.sizes import SizeError, parse_size
 from orchestrator.errors import InputError
-from orchestrator.spec.sizes import SizeError, parse_size
 
 __all__ = ["COLUMNS", "read_baselines"]
 
@@ -14,7 +15,7 @@ COLUMNS = ("source", "model", "objective", "metric", "reference", "eval_set", "s
 OPTIONAL = ("note",)
 
 
-def read_baselines(path: Path, widths: Mapping[str, int]) -> list[dict]:
+def read_baselines(path: Path, widths: Mapping[str, int]) -> list[BaselineRow]:
     """Rows ready for `Store.write_baselines`; any bad cell is an InputError with file and line.
     `widths` are the store's longest names per column (a longer one would fail in Postgres)."""
     try:
@@ -33,7 +34,7 @@ def read_baselines(path: Path, widths: Mapping[str, int]) -> list[dict]:
         raise InputError(f"{path}: cannot read CSV ({error})") from None
 
 
-def _row(path: Path, line: int, raw: dict, widths: Mapping[str, int]) -> dict:
+def _row(path: Path, line: int, raw: dict, widths: Mapping[str, int]) -> BaselineRow:
     if None in raw:
         raise InputError(f"{path}:{line}: more cells than the header has columns (quote a cell with a comma)")
     for column in ("source", "model", "metric", "value"):
@@ -58,14 +59,14 @@ def _row(path: Path, line: int, raw: dict, widths: Mapping[str, int]) -> dict:
         parsed_samples = float(parse_size(samples)) if samples else None
     except SizeError as error:
         raise InputError(f"{path}:{line}: samples: {error}") from None
-    return {
-        "source": raw["source"].strip(),
-        "model": raw["model"].strip(),
-        "objective": (raw.get("objective") or "").strip(),
-        "metric": raw["metric"].strip(),
-        "reference": (raw.get("reference") or "").strip(),
-        "eval_set": (raw.get("eval_set") or "").strip(),
-        "samples": parsed_samples,
-        "value": value,
-        "note": (raw.get("note") or "").strip(),
-    }
+    return BaselineRow(
+        source=raw["source"].strip(),
+        model=raw["model"].strip(),
+        objective=(raw.get("objective") or "").strip(),
+        metric=raw["metric"].strip(),
+        reference=(raw.get("reference") or "").strip(),
+        eval_set=(raw.get("eval_set") or "").strip(),
+        samples=parsed_samples,
+        value=value,
+        note=(raw.get("note") or "").strip(),
+    )

@@ -1,12 +1,9 @@
-"""Errors the CLI turns into one line on stderr: bad input exits 2, failures exit 1."""
+"""Errors the CLI turns into one line on stderr: bad input exits 2, failures exit 1. The root of
+the hierarchy lives in `db.errors`, which every room may import."""
 
+from db.errors import InputError, OrchError
 
-class OrchError(Exception):
-    """A failure that is not the user's input (exit 1)."""
-
-
-class InputError(OrchError):
-    """Bad input from the user: a file, a field or an option (exit 2)."""
+__all__ = ["InputError", "OrchError", "SpecError"]
 
 
 class SpecError(InputError):

@@ -3,15 +3,19 @@
 from dataclasses import replace
 
 import numpy as np
+import yaml
 
-from db import Store
+from db import Store, TrialStatus
 from fits.laws import saturating
+from fits.results import SweepDesign
 from orchestrator.spec import parse_spec
 from tests.rows import measurement, trial_row
 
 SIZES = [145_000 * 2**i for i in range(8)]  # the last is held out
 PLANTED_GAP = 42.0  # ntp needs 42x the samples jepa_good needs for the same alignment
 CHANCE, NULL_P95 = 10 / 1023, 0.012  # mutual 10-NN on 1024 eval items
+# What `orch fit` reads of the simulated sweep's file: one run per data size, its final checkpoint.
+SIM_DESIGN = SweepDesign(points="final", holdout_above=None, ranges={"mutual_knn@10": (0.0, 1.0)})
 
 
 def simulated_store(url: str, ntp_sizes: int | None = None) -> Store:
@@ -19,8 +23,9 @@ def simulated_store(url: str, ntp_sizes: int | None = None) -> Store:
     rng = np.random.default_rng(0)
     store = Store.open(url)
     laws = {"jepa_good": (0.2, 0.05, 0.4), "ntp": (0.2, 0.05 * PLANTED_GAP**0.4, 0.4)}
-    grid = {"objective": ["jepa_good"], "model": ["base"], "data_size": [1], "seed": [0]}
-    recipe = parse_spec({"name": "sim", "grid": grid, "train": {"lr": 1e-3}}, "sim.yaml").trials[0]
+    grid = {"objective": list(laws), "model": ["base"], "data_size": SIZES, "seed": [0, 1, 2]}
+    raw = {"name": "sim", "grid": grid, "train": {"lr": 1e-3}, "holdout": {"data_size": SIZES[-1:]}}
+    recipe = parse_spec(raw, "sim.yaml").trials[0]
     rows, measurements = [], []
     for objective, law in laws.items():
         for size in SIZES if objective == "jepa_good" or ntp_sizes is None else SIZES[-ntp_sizes - 1 : -1]:
@@ -37,9 +42,9 @@ def simulated_store(url: str, ntp_sizes: int | None = None) -> Store:
                     row |= {"step": samples // 256, "flops": 6e8 * samples, "wall_s": 1.0}
                     row |= {"chance": CHANCE, "null_mean": 0.01, "null_p95": NULL_P95}
                     measurements.append(measurement(key, samples, **row))
-    store.record_sweep("sim", "name: sim", "h", "sim.yaml", rows)
+    store.record_sweep("sim", yaml.safe_dump(raw), "h", "sim.yaml", rows)
     for row in rows:
-        store.set_status(row.key, "running")
-        store.set_status(row.key, "done")
+        store.set_status(row.key, TrialStatus.RUNNING)
+        store.set_status(row.key, TrialStatus.DONE)
     store.write_measurements(measurements)
     return store

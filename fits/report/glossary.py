@@ -20,6 +20,7 @@ FLAGS = {
     "BOUND_HIT": "a parameter sits on its bound: its error bar understates the uncertainty",
     "LOF_REJECT": "the lack-of-fit test rejects the law against seed noise (p < 0.05)",
     "NOT_CONVERGED": "the solver stopped before this law's best start settled",
+    "LMFIT_FINISH": "lmfit's finish of the best start lowered chi-square: its values were taken",
     "ONE_POINT": "a single point: no law is identified",
     "SAMPLES_NOT_FLOPS": "the ratio counts samples; the objectives' costs per sample may differ",
     "RECIPES_DIFFER": "the two objectives' trials differ in these recipe fields",

@@ -6,9 +6,10 @@ from pathlib import Path
 
 from fits.level import LEVEL
 from fits.report.glossary import FLAGS, LAWS, in_words
-from fits.report.markdown import calibration_line, gap_ratio, published_section, sections
+from fits.report.markdown import calibration_line
+from fits.report.tables import Table, gap_ratio, lmfit_reports, published_table, tables
+from fits.report.text import cell
 from fits.results import FitRun
-from orchestrator.render import cell
 
 __all__ = ["write_html"]
 
@@ -30,10 +31,12 @@ TESTBED = (
 )
 
 
-def _table(identifier: str, headers: list[str], rows: list[list]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{escape(cell(v))}</td>" for v in row) + "</tr>" for row in rows)
-    return f'<table id="{identifier}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+def _table(table: Table) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell(v))}</td>" for v in row) + "</tr>" for row in table.rows
+    )
+    return f'<table id="{table.id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def _claims(run: FitRun) -> str:
@@ -50,7 +53,7 @@ def _claims(run: FitRun) -> str:
         for g in run.gaps
     ]
     headers = ["A:B", "curve", "target a*", "identifiable", "R (samples)", "why not", "flags"]
-    return _table("claims", headers, rows or [["no gap was asked for (orch fit --gap A:B)"]])
+    return _table(Table("claims", "Claims", headers, rows or [["no gap was asked for (orch fit --gap A:B)"]]))
 
 
 def _svg(path: Path) -> str:
@@ -83,21 +86,24 @@ def write_html(run: FitRun, out: Path, plots: list[Path]) -> Path:
         "<h2>Claims</h2>",
         _claims(run),
     ]
-    for title, headers, rows in sections(run):
-        if rows and title != "Sample gaps":
-            slug = title.split(" ")[0].lower().strip(":(")
-            parts += [f"<h2>{escape(title)}</h2>", _table(slug, headers, rows)]
+    for table in tables(run):
+        if table.rows and table.id != "gaps":  # the gaps opened the page, as its claims
+            parts += [f"<h2>{escape(table.title)}</h2>", _table(table)]
     if line := calibration_line(run):
         parts.append(f"<p>{escape(line)}</p>")
-    if published := published_section(run):
-        title, headers, rows = published
-        parts += [f"<h2>{escape(title)}</h2>", _table("published", headers, rows)]
+    if (published := published_table(run)).rows:
+        parts += [f"<h2>{escape(published.title)}</h2>", _table(published)]
     parts.append("<h2>Plots</h2>")
     for path in (p for p in plots if p.suffix == ".svg"):
         parts.append(f"<figure>{_svg(path)}<figcaption>{escape(path.stem)}</figcaption></figure>")
     if run.skipped:
         items = "".join(f"<li>{escape(line)}</li>" for line in run.skipped)
         parts += ["<h2>Skipped</h2>", f"<ul>{items}</ul>"]
+    parts.append("<h2>lmfit: the heaviest law of each curve</h2>")
+    parts += [
+        f"<details><summary>{escape(name)}</summary><pre>{escape(report)}</pre></details>"
+        for name, report in lmfit_reports(run)
+    ]
     parts += ["<h2>Provenance</h2>", _provenance(run), "<h2>Glossary</h2>", _glossary()]
     page = (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -213,7 +213,7 @@ def residual_figure(run: FitRun) -> plt.Figure:
 
 
 def _gap_text(gap: GapEstimate) -> str:
-    bound = f"R {gap.bound['side']} {gap.bound['ratio']:.3g}x" if gap.bound else "no bound either"
+    bound = str(gap.bound) if gap.bound else "no bound either"
     lines = [f"{gap.faster}:{gap.slower}, {gap.model} vs {gap.reference}: not identifiable ({bound})", ""]
     lines += [f"- {reason}" for reason in gap.reasons]
     return "\n".join(lines)

@@ -4,6 +4,8 @@ protocol's preparation (clamp at a quantile, L2-normalise rows)."""
 import numpy as np
 import torch
 
+from db.errors import OrchError
+
 __all__ = [
     "BLOCK_ELEMENTS",
     "AlignmentError",
@@ -20,7 +22,7 @@ Array = np.ndarray | torch.Tensor
 BLOCK_ELEMENTS = 2**24  # similarity block of block_rows x n entries: 64 MiB in float32
 
 
-class AlignmentError(ValueError):
+class AlignmentError(OrchError, ValueError):
     """Inputs a metric cannot score (mismatched rows, NaN, k too large, too few rows)."""
 
 

@@ -8,7 +8,6 @@ import sys
 
 import click
 
-from db import StoreError, StoreURLError
 from orchestrator.cli import data, results, sweeps  # noqa: F401  (their commands join `cli`)
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError, OrchError
@@ -35,10 +34,10 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("orch: interrupted", err=True)
         code = EXIT_INTERRUPTED
-    except (InputError, StoreURLError) as error:
+    except InputError as error:  # a store URL, a sweep file, a fit option, a data file
         click.echo(f"orch: error: {error}", err=True)
         code = EXIT_INPUT
-    except (OrchError, StoreError) as error:
+    except OrchError as error:  # the store, a checkpoint, a cluster that failed
         click.echo(f"orch: error: {error}", err=True)
         code = EXIT_FAILURE
     sys.exit(code or 0)

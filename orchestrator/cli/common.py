@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
+from db.errors import did_you_mean
+from db.sizes import SizeError, parse_size
 from orchestrator.errors import InputError
 from orchestrator.spec import DEFAULT_STORE
-from orchestrator.spec.sizes import SizeError, parse_size
 
 __all__ = [
     "SizeParam",
-    "did_you_mean",
     "emit_json",
     "open_sweep",
     "store_exists",
@@ -55,14 +55,6 @@ def open_sweep(ctx: click.Context, name: str | None) -> tuple[Any, str]:
             f"sweep {name!r} is not in {store.url}{did_you_mean(name, names)} (sweeps: {', '.join(names)})"
         )
     return store, name or names[-1]
-
-
-def did_you_mean(word: str, choices: list[str]) -> str:
-    """' (did you mean X?)' for the closest choice, else ''."""
-    import difflib
-
-    close = difflib.get_close_matches(word, choices, n=1)
-    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def emit_json(payload: Any) -> None:

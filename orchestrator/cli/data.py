@@ -7,10 +7,10 @@ from typing import Any
 import click
 
 from db import SCHEMA_VERSION, WIDTHS, Store, mask_url, queries
+from fits.report.text import render_table
 from orchestrator.cli.common import emit_json, open_sweep, store_exists, store_option, store_url
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
-from orchestrator.render import render_table
 
 
 @cli.command()

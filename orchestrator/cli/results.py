@@ -1,16 +1,22 @@
-"""`orch fit` and `orch report`: laws fitted to the measurements, forecasts, gaps, the report."""
+"""`orch fit` and `orch report`: laws fitted to the measurements, forecasts, gaps, the report.
 
-import math
+The fit itself lives in `fits`; here the sweep's recorded file is read into the `SweepDesign`
+the fit needs, and the run is reported and stored."""
+
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 
 from db import Store
-from orchestrator.cli.common import SizeParam, did_you_mean, emit_json, open_sweep, store_option
+from fits.report.text import render_table
+from orchestrator.cli.common import SizeParam, emit_json, open_sweep, store_option
 from orchestrator.cli.group import cli
-from orchestrator.errors import InputError
-from orchestrator.render import render_table
-from orchestrator.spec.sizes import format_size
+from orchestrator.errors import InputError, SpecError
+from orchestrator.spec import CORE_AXES, parse_spec
+from orchestrator.spec.catalog import parse_metric
 
 
 @cli.command()
@@ -37,6 +43,12 @@ from orchestrator.spec.sizes import format_size
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     help="Huber's delta in log units (implies --huber; default 0.01).",
+)
+@click.option(
+    "--profile",
+    is_flag=True,
+    help="lmfit's profile-likelihood intervals for the heaviest laws' ceiling and exponents, beside "
+    "the covariance intervals.",
 )
 @click.option(
     "--points",
@@ -66,12 +78,12 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
     from fits.solve import HUBER_DELTA
 
     huber, delta = options.pop("huber"), options.pop("huber_delta")
-    result = _fit(ctx, sweep_name, huber=delta or (HUBER_DELTA if huber else None), **options)
+    run, page = _fit(ctx, sweep_name, huber=delta or (HUBER_DELTA if huber else None), **options)
     if as_json:
-        emit_json(result.as_dict())
+        emit_json(run.as_dict() | {"report": str(page)})
     else:
-        click.echo(_fit_text(result))
-    click.echo(f"wrote {result.report_path}", err=True)
+        click.echo(_fit_text(run))
+    click.echo(f"wrote {page}", err=True)
 
 
 @cli.command()
@@ -87,81 +99,69 @@ def report(ctx: click.Context, sweep_name: str | None, out_dir: str) -> None:
         orch report goodview_vs_ntp
         xdg-open reports/goodview_vs_ntp/latest/report.html
     """
-    click.echo(_fit(ctx, sweep_name, out_dir=out_dir).report_path)
+    click.echo(_fit(ctx, sweep_name, out_dir=out_dir)[1])
 
 
-def _fit(ctx: click.Context, sweep_name: str | None, **options: Any) -> Any:
-    """The options checked against what the sweep measured, then one fit run."""
-    from fits.fit import FitError
+def _fit(ctx: click.Context, sweep_name: str | None, out_dir: str, **options: Any) -> tuple[Any, Path]:
+    """One fit run of the sweep, its report written and then the run stored; (run, report.html)."""
+    from fits.load import save_fit_run
+    from fits.report import write_report
     from fits.results import FitOptions
     from fits.run import run_fit
 
     store, sweep_name = open_sweep(ctx, sweep_name)
     chosen = FitOptions(**options)
-    _check(store, sweep_name, chosen)
+    run = run_fit(store, sweep_name, chosen, sweep_design(store, sweep_name, chosen.metric))
+    for warning in run.warnings:
+        click.echo(f"orch: warning: {warning}", err=True)
+    page = write_report(run, Path(out_dir) / sweep_name)
+    save_fit_run(store, run)
+    return run, page
+
+
+def sweep_design(store: Store, sweep: str, metric: str) -> Any:
+    """What the fit needs of the sweep file the store recorded: its design, holdout, grid and
+    recipe, and the range of every metric it measured; a record this orch cannot read is an
+    InputError (a fit never guesses the design)."""
+    from fits.results import SweepDesign
+
+    row = store.find_sweep(sweep)
     try:
-        return run_fit(store, sweep_name, chosen)
-    except FitError as error:
-        raise InputError(str(error)) from None
-
-
-def _check(store: Store, sweep: str, options: Any) -> None:
-    """Every option names something the sweep has: one line with the valid values if not."""
-    from fits.load import metric_span, recipes_of
-    from orchestrator.spec.catalog import parse_metric
-
-    trials = store.trials_frame(sweep)
-    objectives = sorted(set(trials.objective))
-    for pair in options.gaps:
-        names = pair.split(":")
-        if len(names) != 2 or not all(names):
-            raise InputError(
-                f"--gap {pair!r}: write A:B, two objectives of the sweep ({', '.join(objectives)})"
-            )
-        for name in names:
-            if name not in objectives:
-                hint = did_you_mean(name, objectives)
-                raise InputError(
-                    f"--gap {pair}: {name!r} is not an objective of {sweep}{hint} ({', '.join(objectives)})"
-                )
+        spec = parse_spec(yaml.safe_load(row.spec_text), row.source)
+    except (SpecError, yaml.YAMLError) as error:
+        reason = str(error).splitlines()[0]
+        raise InputError(
+            f"sweep {sweep} in {store.url}: its recorded sweep file does not read in this orch ({reason}); "
+            "run 'orch sweep FILE' again to record it"
+        ) from None
+    ranges = {name: span for name, _ in store.measured(sweep) if (span := _metric_range(name))}
     try:
-        parse_metric(options.metric.split("/")[0])
+        span = parse_metric(metric.split("/")[0]).metric.range
     except ValueError as error:
         raise InputError(f"--metric {error}") from None
-    low, high = metric_span(options.metric)
-    level = options.at_alignment
-    if level is not None and not (math.isfinite(level) and low < level < high):
-        raise InputError(
-            f"--at-alignment {level}: give a level inside {options.metric}'s range ({low:g}, {high:g})"
-        )
-    measured = store.measured(sweep)
-    for flag, value, column in (("--metric", options.metric, 0), ("--reference", options.reference, 1)):
-        known = sorted({pair[column] for pair in measured})
-        if value is not None and known and value not in known:
-            hint = did_you_mean(value, known)
-            raise InputError(
-                f"{flag} {value!r} was not measured in {sweep}{hint} (measured: {', '.join(known)})"
-            )
-    sizes = sorted(set(trials.data_size))
-    for size in options.holdout:
-        if size not in sizes:
-            listed = ", ".join(format_size(s) for s in sizes)
-            raise InputError(f"--holdout {format_size(size)} is not a data size of {sweep} ({listed})")
-    decaying = {o for o, train in recipes_of(trials).items() if train["schedule"] != "constant"}
-    if options.points == "all" and decaying:
-        objectives = ", ".join(sorted(decaying))
-        click.echo(
-            f"orch: warning: --points all on runs whose learning rate decays ({objectives}): a "
-            "checkpoint before the end of its schedule is not what a run of that size would reach; "
-            "each trial's final checkpoint (--points final) is the curve",
-            err=True,
-        )
+    return SweepDesign(
+        points=spec.design,
+        holdout_above=spec.holdout_above,
+        ranges=ranges | {metric: span},
+        grid={axis: tuple({getattr(t, axis) for t in spec.trials}) for axis in CORE_AXES},
+        recipe=asdict(spec.trials[0].train),
+    )
 
 
-def _fit_text(result: Any) -> str:
-    from fits.report.markdown import calibration_line, sections
+def _metric_range(name: str) -> tuple[float, float] | None:
+    """The range a metric's values live in (a layer suffix, '/layer2', names the same metric);
+    None for a name the registry does not hold (the training loss)."""
+    try:
+        return parse_metric(name.split("/")[0]).metric.range
+    except ValueError:
+        return None
 
-    parts = [f"{title}\n{render_table(headers, rows)}" for title, headers, rows in sections(result) if rows]
-    parts += [line] if (line := calibration_line(result)) else []
-    parts += [f"skipped {line}" for line in result.skipped]
+
+def _fit_text(run: Any) -> str:
+    from fits.report.markdown import calibration_line
+    from fits.report.tables import tables
+
+    parts = [f"{t.title}\n{render_table(t.headers, t.rows)}" for t in tables(run) if t.rows]
+    parts += [line] if (line := calibration_line(run)) else []
+    parts += [f"skipped {line}" for line in run.skipped]
     return "\n\n".join(parts)

@@ -8,13 +8,13 @@ from typing import TypeVar
 import click
 
 from db import Store, StoreError, StoreURLError, mask_url
+from db.sizes import format_size
+from fits.report.text import render_table
 from orchestrator.cli.common import emit_json, store_exists, store_option, store_url
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
-from orchestrator.render import render_table
 from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
 from orchestrator.spec import load_spec
-from orchestrator.spec.sizes import format_size
 
 T = TypeVar("T")
 

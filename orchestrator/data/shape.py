@@ -1,5 +1,5 @@
 """The shape of a sweep's text before any trial runs: vocabulary, maximum length and tokens per
-sample, for the planner's parameter and FLOP estimates."""
+sample, for the planner's parameter and FLOP estimates (each source gives its own: `sources`)."""
 
 from dataclasses import dataclass
 
@@ -7,7 +7,7 @@ from orchestrator.data.tokenizer import ByteTokenizer
 from orchestrator.data.world import Knobs, vocabulary
 from orchestrator.spec import DataConfig
 
-__all__ = ["WORLD_MAX_LEN", "TextShape", "text_shape"]
+__all__ = ["WORLD_MAX_LEN", "TextShape", "file_shape", "world_shape"]
 
 WORLD_MAX_LEN = 64  # two joined captions with their chatter, plus [cls], [sep] and [eos]
 WORLD_TOKENS_PER_SAMPLE = 26  # measured: 13.0 tokens a caption view ([cls] text [eos]); 25.0 a joined pair
@@ -20,8 +20,10 @@ class TextShape:
     tokens_per_sample: int  # for planning FLOPs before a trial runs; trials count the real ones
 
 
-def text_shape(data: DataConfig) -> TextShape:
-    if data.source == "world":
-        return TextShape(len(vocabulary(Knobs.of(data))), WORLD_MAX_LEN, WORLD_TOKENS_PER_SAMPLE)
+def world_shape(data: DataConfig) -> TextShape:
+    return TextShape(len(vocabulary(Knobs.of(data))), WORLD_MAX_LEN, WORLD_TOKENS_PER_SAMPLE)
+
+
+def file_shape(data: DataConfig) -> TextShape:
     vocab_size = ByteTokenizer.vocab_size if data.tokenizer == "bytes" else data.vocab_size
     return TextShape(vocab_size, data.max_len, 2 * data.max_len)

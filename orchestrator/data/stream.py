@@ -33,8 +33,9 @@ from orchestrator.data.tokenizer import (
     encode_texts,
 )
 from orchestrator.spec import DataConfig, TrialConfig
+from orchestrator.spec.catalog import Objective, objective_of
 
-__all__ = ["EvalSet", "TrialData", "open_trial_data"]
+__all__ = ["EvalSet", "TrialData", "file_data", "world_data"]
 
 SHUFFLE_BUFFER = 16384
 BPE_TRAINING_TEXTS = 200_000
@@ -141,11 +142,12 @@ def _world(seed: int, knobs: world_module.Knobs) -> world_module.World:
 
 
 @lru_cache(maxsize=8)
-def _world_examples(seed: int, knobs: world_module.Knobs, objective: str, size: int) -> np.ndarray:
+def _world_examples(seed: int, knobs: world_module.Knobs, objective: Objective, size: int) -> np.ndarray:
     """Tokenized examples 0..size-1 of the world's training stream (cached across trials)."""
     world = _world(seed, knobs)
     pairs = world.training_texts(objective, 0, size)
-    tokens = encode_examples(WordTokenizer(world.words), pairs, WORLD_MAX_LEN, joined=objective == "ntp")
+    joined = objective.views == 1  # NTP reads the two texts of an example as one
+    tokens = encode_examples(WordTokenizer(world.words), pairs, WORLD_MAX_LEN, joined=joined)
     return tokens.astype(np.int32)
 
 
@@ -164,32 +166,32 @@ def _world_eval(seed: int, knobs: world_module.Knobs, count: int) -> EvalSet:
     )
 
 
-def open_trial_data(config: TrialConfig, cache_dir: Path, prefetch_workers: int = 0) -> TrialData:
-    """The trial's data; a file stream is prefetched by `prefetch_workers` processes, or by a
-    thread when 0 (the world's stream is in memory)."""
-    if config.data.source == "world":
-        world_seed, knobs = config.data.world_seed, world_module.Knobs.of(config.data)
-        size = int(config.eval.set.split("-")[1])
-        examples = _world_examples(world_seed, knobs, config.objective, config.data_size)
-        return TrialData(
-            take=InMemoryStream(examples, config.seed).take,
-            eval_set=_world_eval(world_seed, knobs, size),
-            vocab_size=len(_world(world_seed, knobs).words),
-            max_len=WORLD_MAX_LEN,
-        )
-    return _file_data(config, cache_dir, prefetch_workers)
+def world_data(config: TrialConfig) -> TrialData:
+    """The world's stream for the trial, in memory, and its eval set (both cached per process)."""
+    world_seed, knobs = config.data.world_seed, world_module.Knobs.of(config.data)
+    size = int(config.eval.set.split("-")[1])
+    examples = _world_examples(world_seed, knobs, objective_of(config.objective), config.data_size)
+    return TrialData(
+        take=InMemoryStream(examples, config.seed).take,
+        eval_set=_world_eval(world_seed, knobs, size),
+        vocab_size=len(_world(world_seed, knobs).words),
+        max_len=WORLD_MAX_LEN,
+    )
 
 
-def _file_data(config: TrialConfig, cache_dir: Path, prefetch_workers: int) -> TrialData:
+def file_data(config: TrialConfig, cache_dir: Path, prefetch_workers: int) -> TrialData:
+    """The files' stream for the trial, prefetched by `prefetch_workers` processes, or by a
+    thread when 0, and its eval set."""
     data: DataConfig = config.data
-    if config.objective == "jepa_bad":
+    objective = objective_of(config.objective)
+    if objective.documents:
         if data.documents is None:
-            raise DataError("data.documents: jepa_bad needs a documents file (JSONL with 'text')")
+            raise DataError(f"data.documents: {objective.name} needs a documents file (JSONL with 'text')")
         open_pairs = partial(iter_documents, document_shards(data))
     else:
         open_pairs = partial(iter_pairs, pair_shards(data))
     tokenizer = _file_tokenizer(data, cache_dir)
-    encode = partial(encode_examples, tokenizer, max_len=data.max_len, joined=config.objective == "ntp")
+    encode = partial(encode_examples, tokenizer, max_len=data.max_len, joined=objective.views == 1)
     stream = FileStream(open_pairs, encode, config.data_size, config.seed)
     prefetcher = ProcessPrefetcher(stream, prefetch_workers) if prefetch_workers else Prefetcher(stream.take)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from orchestrator.data.tokenizer import SPECIALS
 from orchestrator.spec import DataConfig
-from orchestrator.spec.catalog import WORLD_REFERENCES
+from orchestrator.spec.catalog import WORLD_REFERENCES, Objective
 
 __all__ = ["REFERENCES", "Captioner", "Knobs", "Scene", "World", "vocabulary"]
 
@@ -227,14 +227,14 @@ class World:
             out += scenes[low : min(start + count - block * BLOCK, BLOCK)]
         return out
 
-    def training_texts(self, objective: str, start: int, count: int) -> list[tuple[str, str]]:
+    def training_texts(self, objective: Objective, start: int, count: int) -> list[tuple[str, str]]:
         """Example i of the training stream as two texts: captions of one scene (good views)
         or two chunks of one drifting document (bad views); NTP reads the good pair joined."""
         scenes = self.scenes(STREAM_TRAIN, start, count)
         out = []
         for offset, scene in enumerate(scenes):
             rng = np.random.default_rng([self.seed, STREAM_TRAIN, start + offset, 1])
-            other = _same_topic(scene, rng) if objective == "jepa_bad" else scene
+            other = _same_topic(scene, rng) if objective.documents else scene
             out.append((self.caption(scene, rng), self.caption(other, rng)))
         return out
 

@@ -1,24 +1,22 @@
 """The driver's side of Ray Tune: trial events become store rows and statuses (`StoreWriter`, in
 `run.outbox`) and progress lines (`ProgressView`). `TuneEvents` composes the two.
 
-Only the driver writes: trials `tune.report` a `CheckpointReport` as a plain dict under
-`REPORT_KEY`, keyed by the trial key (never Ray's trial id), so a retried or resubmitted trial
-cannot duplicate a row. A resumed trial also reports `RESUMED_KEY`: the samples it resumed at.
+Only the driver writes: trials (`run.trainable`) `tune.report` a `CheckpointReport` as a plain
+dict under `REPORT_KEY`, keyed by the trial key (never Ray's trial id), so a retried or
+resubmitted trial cannot duplicate a row. A resumed trial also reports `RESUMED_KEY`: the samples
+it resumed at.
 Whether an error is retried is `run.retries`' verdict.
 """
 
 from typing import Any
 
-from db import CheckpointReport
+from db import CheckpointReport, TrialStatus
 from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import LOST, RETRY, RetryBudget, error_line
+from orchestrator.run.trainable import REPORT_KEY, RESUMED_KEY, key_of
 
-__all__ = ["FINISHED", "REPORT_KEY", "RESUMED_KEY", "TuneEvents", "tune_callback"]
-
-FINISHED = ("done", "collapsed")
-REPORT_KEY = "orch_checkpoint"  # the key of a trial's Tune result that carries its report
-RESUMED_KEY = "orch_resumed_at"  # present in the first result of a trial resumed from a checkpoint
+__all__ = ["TuneEvents", "tune_callback"]
 
 
 class TuneEvents:
@@ -29,16 +27,12 @@ class TuneEvents:
         self.view = view
         self.budget = budget
 
-    @staticmethod
-    def _key(trial: Any) -> str:
-        return trial.config["trial"]["key"]
-
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         self.writer.flush()  # a batch goes out once due; an outage's buffer is retried
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self.writer.started(self._key(trial))
-        self.view.started(self._key(trial))
+        self.writer.started(key_of(trial))
+        self.view.started(key_of(trial))
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
         report = CheckpointReport.from_dict(result[REPORT_KEY])
@@ -51,16 +45,16 @@ class TuneEvents:
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         last = (trial.last_result or {}).get(REPORT_KEY)
         report = CheckpointReport.from_dict(last) if last else None
-        if self.budget.gave_up(self._key(trial)):  # stopped by the retry scheduler
-            status, reason = "failed", error_line(trial)
-        elif report is None or report.status not in FINISHED:
-            status, reason = "failed", "the trial ended without reaching its sample budget"
+        if self.budget.gave_up(key_of(trial)):  # stopped by the retry scheduler
+            status, reason = TrialStatus.FAILED, error_line(trial)
+        elif report is None or not report.status.finished:
+            status, reason = TrialStatus.FAILED, "the trial ended without reaching its sample budget"
         else:
             status, reason = report.status, report.reason
-        self._finished(self._key(trial), status, reason)
+        self._finished(key_of(trial), status, reason)
 
     def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        key, verdict = self._key(trial), self.budget.verdicts.get(self._key(trial))
+        key, verdict = key_of(trial), self.budget.verdicts.get(key_of(trial))
         if verdict == LOST:
             reason = f"node lost ({error_line(trial)}); resuming on a live node, not counted as a retry"
         elif verdict == RETRY:
@@ -71,9 +65,9 @@ class TuneEvents:
         self.view.event(key, reason)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self._finished(self._key(trial), "failed", error_line(trial))
+        self._finished(key_of(trial), TrialStatus.FAILED, error_line(trial))
 
-    def _finished(self, key: str, status: str, reason: str | None) -> None:
+    def _finished(self, key: str, status: TrialStatus, reason: str | None) -> None:
         self.writer.finished(key, status, reason)
         self.view.finished(key, status, reason)
 

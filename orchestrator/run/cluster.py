@@ -43,18 +43,39 @@ def token_source() -> str | None:
     return str(default) if default.is_file() else None
 
 
+# HTTP/2's client preface and an empty SETTINGS frame: a Ray head's GCS (a gRPC server) answers
+# them with a SETTINGS frame of its own at once; a service that never speaks does not.
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+SETTINGS_FRAME = 4
+
+
 def check_reachable(address: str, timeout_s: float) -> None:
-    """A TCP connection to HOST:PORT within the timeout, or a ClusterError naming the address."""
+    """A TCP connection to HOST:PORT that answers as a gRPC server (a Ray head's GCS) within the
+    timeout, or a ClusterError naming the address: a port nobody listens on, or a listener that
+    accepts and never speaks (another service on that port), fails here instead of hanging Ray."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         raise ClusterError(f"--address {address!r} is not HOST:PORT or auto (e.g. 127.0.0.1:6379)")
     try:
-        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+        with socket.create_connection((host, int(port)), timeout=timeout_s) as connection:
+            connection.settimeout(timeout_s)
+            connection.sendall(HTTP2_PREFACE)
+            header = connection.recv(9)
+    except TimeoutError:
+        raise ClusterError(
+            f"something listens at {address} but does not answer as a Ray cluster within {timeout_s:g} s "
+            "(another service on that port?); check --address ('ray status' on the head prints it)"
+        ) from None
     except OSError as error:
         raise ClusterError(
             f"no Ray cluster answers at {address} within {timeout_s:g} s ({error.strerror or error}); "
             "start it with 'ray start --head --port PORT' or fix --address"
         ) from None
+    if len(header) < 4 or header[3] != SETTINGS_FRAME:
+        raise ClusterError(
+            f"the service at {address} is not a Ray cluster (it does not speak gRPC); "
+            "check --address ('ray status' on the head prints it)"
+        )
 
 
 @contextmanager

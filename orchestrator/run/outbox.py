@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from db import CheckpointReport, Store, StoreError, StoreUnreachable, mask_url
+from db import CheckpointReport, Store, StoreError, StoreUnreachable, TrialStatus, mask_url
 
 __all__ = ["STORE_WAIT_S", "StoreGaveUp", "StoreWriter"]
 
@@ -65,7 +65,7 @@ class StoreWriter:
 
     def started(self, key: str) -> None:
         host = socket.gethostname()
-        self._send(_Write(lambda store: store.set_status(key, "running", host=host), 0))
+        self._send(_Write(lambda store: store.set_status(key, TrialStatus.RUNNING, host=host), 0))
 
     def checkpoint(self, report: CheckpointReport) -> None:
         self._send(_Write(lambda store: store.record_checkpoint(report), len(report.rows)))
@@ -73,7 +73,7 @@ class StoreWriter:
     def retried(self, key: str, reason: str) -> None:
         self._send(_Write(lambda store: store.note(key, reason), 0))  # the next start counts the attempt
 
-    def finished(self, key: str, status: str, reason: str | None) -> None:
+    def finished(self, key: str, status: TrialStatus, reason: str | None) -> None:
         self._send(_Write(lambda store: store.set_status(key, status, reason=reason), 0))
 
     def flush(self, force: bool = False) -> None:

@@ -3,7 +3,7 @@
 from dataclasses import asdict
 
 from db import WIDTHS, TrialRow
-from orchestrator.data.shape import text_shape
+from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
 from orchestrator.spec import CORE_AXES, Spec, TrainConfig
 from orchestrator.spec.catalog import PRESETS, estimate_params, train_flops
@@ -55,7 +55,7 @@ def _recipe_overrides(train: TrainConfig, base: dict) -> dict:
 
 def plan(spec: Spec, statuses: dict[str, str]) -> list[dict]:
     """One dict per trial: axes, estimated parameters and FLOPs, and its state in the store."""
-    shape = text_shape(spec.data)
+    shape = source_of(spec.data).shape(spec.data)
     base = asdict(spec.trials[0].train)
     overrides: dict[TrainConfig, dict] = {}  # trials share a handful of recipes
     rows = []

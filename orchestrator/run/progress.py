@@ -7,8 +7,9 @@ It holds no stream, so Tune can pickle the callback that owns it.
 import time
 from collections.abc import Callable
 
+from db import TrialStatus
+from db.sizes import format_size
 from orchestrator.spec import TrialConfig
-from orchestrator.spec.sizes import format_size
 
 __all__ = ["ProgressView"]
 
@@ -28,7 +29,7 @@ class ProgressView:
         }
         self.budgets = {t.key: t.budget_samples for t in trials}
         self.seen = dict.fromkeys(self.budgets, 0)
-        self.status: dict[str, str] = {}
+        self.status: dict[str, TrialStatus] = {}
         self.started_at = time.monotonic()
 
     def begin(self) -> None:
@@ -36,7 +37,7 @@ class ProgressView:
         self._log(f"running {len(self.budgets)} trials")
 
     def started(self, key: str) -> None:
-        self.status[key] = "running"
+        self.status[key] = TrialStatus.RUNNING
         self._log(f"{self.labels[key]}: started")
 
     def progress(self, key: str, samples_seen: int) -> None:
@@ -48,9 +49,9 @@ class ProgressView:
         """A line about one trial between its start and its end (a retry, a resume)."""
         self._log(f"{self.labels[key]}: {text}")
 
-    def finished(self, key: str, status: str, reason: str | None) -> None:
+    def finished(self, key: str, status: TrialStatus, reason: str | None) -> None:
         self.status[key] = status
-        if status in ("done", "collapsed"):
+        if status.finished:
             self.seen[key] = self.budgets[key]
         self._log(f"{self.labels[key]}: {status}" + (f" ({reason})" if reason else ""))
 
@@ -63,14 +64,15 @@ class ProgressView:
             self.write("\n")
 
     def line(self) -> str:
-        counts = {s: sum(1 for v in self.status.values() if v == s) for s in ("done", "running", "failed")}
+        shown = (TrialStatus.DONE, TrialStatus.RUNNING, TrialStatus.FAILED)
+        counts = {s: sum(1 for v in self.status.values() if v == s) for s in shown}
         elapsed = time.monotonic() - self.started_at
         seen, budget = sum(self.seen.values()), sum(self.budgets.values())
         rate = seen / elapsed if elapsed > 0 else 0.0
         eta = (budget - seen) / rate if rate > 0 else float("nan")
         return (
-            f"{counts['done']}/{len(self.budgets)} done, {counts['running']} running, "
-            f"{counts['failed']} failed | {rate:,.0f} samples/s | "
+            f"{counts[TrialStatus.DONE]}/{len(self.budgets)} done, {counts[TrialStatus.RUNNING]} running, "
+            f"{counts[TrialStatus.FAILED]} failed | {rate:,.0f} samples/s | "
             f"elapsed {_clock(elapsed)} | ETA {_clock(eta)}"
         )
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.run.trainable import key_of
+
 __all__ = ["GIVE_UP", "LOST", "RETRY", "RetryBudget", "error_line", "retry_scheduler"]
 
 LOST, RETRY, GIVE_UP = "lost", "retry", "give up"
@@ -64,10 +66,6 @@ def error_line(trial: Any) -> str:
     return (lines[-1] if lines else "unknown error")[:500]
 
 
-def _key(trial: Any) -> str:
-    return trial.config["trial"]["key"]
-
-
 def retry_scheduler(budget: RetryBudget) -> Any:
     """A FIFO `ray.tune` scheduler that records each error in `budget` and stops the trials that
     have no retry left (Ray imported only when a sweep runs)."""
@@ -78,14 +76,14 @@ def retry_scheduler(budget: RetryBudget) -> Any:
     class _RetryScheduler(FIFOScheduler):
         def on_trial_error(self, tune_controller: Any, trial: Any) -> None:
             dead = {node["NodeID"] for node in ray.nodes() if not node.get("Alive")}
-            budget.record(_key(trial), last_failure(trial), dead)
+            budget.record(key_of(trial), last_failure(trial), dead)
             super().on_trial_error(tune_controller, trial)
 
         def choose_trial_to_run(self, tune_controller: Any) -> Any:
             if budget.to_stop:  # looked for only then: Tune asks every 0.1 s, of every trial
                 for trial in tune_controller.get_trials():
-                    if trial.status == Trial.PENDING and _key(trial) in budget.to_stop:
-                        budget.to_stop.discard(_key(trial))
+                    if trial.status == Trial.PENDING and key_of(trial) in budget.to_stop:
+                        budget.to_stop.discard(key_of(trial))
                         tune_controller.stop_trial(trial)
             return super().choose_trial_to_run(tune_controller)
 

@@ -1,6 +1,8 @@
-"""`orch sweep`: the spec's trials as one Ray Tune run, with the store as the record.
+"""`orch sweep`, the driver's side: the spec's trials as one Ray Tune run, with the store as the
+record. Everything here runs in the driver; what a trial runs on its worker is `run.trainable`.
 
-- The spec is the only grid: the trials the store lacks become one `tune.grid_search` of configs.
+- The spec is the only grid: the trials the store lacks become one `tune.grid_search` of
+  `TrialCell`s.
 - Only the driver writes (see `run.callbacks`).
 - Each trial saves its resumable state under `<storage>/checkpoints/<trial key>` at every
   checkpoint, so a retry, or a rerun after Ctrl-C or a killed driver, resumes where it stopped.
@@ -11,14 +13,14 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from db import CheckpointReport, Store, mask_text
-from orchestrator.data.files import check_files
+from db import Store, TrialStatus, mask_text
+from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
-from orchestrator.run.callbacks import FINISHED, REPORT_KEY, RESUMED_KEY, tune_callback
+from orchestrator.run.callbacks import tune_callback
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
@@ -26,6 +28,7 @@ from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
+from orchestrator.run.trainable import TrialCell, key_of, trainable
 from orchestrator.spec import Spec, TrialConfig
 
 __all__ = ["SweepOptions", "SweepOutcome", "run_sweep"]
@@ -51,7 +54,7 @@ class SweepOptions:
 class SweepOutcome:
     name: str
     store: str
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[TrialStatus, int] = field(default_factory=dict)
     skipped: int = 0
     leased: int = 0  # trials left to another driver that holds a live lease on them
     wall_s: float = 0.0
@@ -61,7 +64,7 @@ class SweepOutcome:
     def exit_code(self) -> int:
         if self.interrupted:
             return 130
-        return 1 if self.counts.get("failed") else 0
+        return 1 if self.counts.get(TrialStatus.FAILED) else 0
 
     def as_dict(self) -> dict:
         return {
@@ -85,59 +88,6 @@ class SweepOutcome:
         )
 
 
-def _pick_device(gpus: float) -> str:
-    """CUDA when Ray gave this trial a GPU and torch sees one, else the CPU."""
-    import ray
-    import torch
-
-    if gpus > 0 and ray.get_gpu_ids() and torch.cuda.is_available():
-        return "cuda"
-    return "cpu"
-
-
-def _trainable(config: dict, storage: str, runner: Callable[..., Any] | None) -> None:
-    """One Ray Tune trial: resume from this key's checkpoint if there is one, train, report."""
-    import ray
-    import torch
-    from ray import tune
-
-    from orchestrator.training.checkpoint import load_state, save_state
-    from orchestrator.training.loop import run_trial
-    from orchestrator.training.state import Checkpoint
-
-    cell = config["trial"]
-    node = ray.get_runtime_context().get_node_id()[:8]  # tells apart nodes that share a hostname
-    trial = TrialConfig.from_json(cell["config"])
-    directory = Path(storage) / "checkpoints" / trial.key
-    torch.set_num_threads(max(1, int(cell["cpu"])))
-
-    saved = load_state(directory, trial.key)  # CheckpointError: the trial fails, naming it
-    history: list[dict] = list(saved.get("history", saved["report"]["rows"])) if saved else []
-
-    def on_checkpoint(checkpoint: Checkpoint) -> None:
-        report = replace(checkpoint.report, host=f"{checkpoint.report.host}/{node}").as_dict()
-        history.extend(report["rows"])
-        save_state(directory, {**checkpoint.state, "report": report, "history": history})
-        tune.report({REPORT_KEY: report})  # the checkpoint stays in `directory`: Tune keeps no copy
-
-    if saved is not None:
-        # The driver may have died before rows reached the store, or this is another store run
-        # from the same folder: report every row the trial has made (writes are idempotent,
-        # so each store ends with each row once), and stop if the trial had finished.
-        last = CheckpointReport.from_dict(saved["report"])
-        resumed = {} if last.status in FINISHED else {RESUMED_KEY: last.samples_seen}
-        tune.report({REPORT_KEY: {**saved["report"], "rows": history}, **resumed})
-        if last.status in FINISHED:
-            return
-    (runner or run_trial)(
-        trial,
-        on_checkpoint,
-        resume=saved,
-        device=_pick_device(cell["gpu"]),
-        cache_dir=Path(storage) / "cache",
-    )
-
-
 class _Interrupted(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C."""
 
@@ -149,14 +99,13 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     """Run every trial the store does not have as done or collapsed; record every result."""
     started = time.perf_counter()
-    if spec.data.source == "files":  # a missing or broken file is bad input, before any trial starts
-        check_files(spec.data, spec.eval.neighbours)
+    source_of(spec.data).check(spec.data, spec.eval.neighbours)  # bad files: before any trial starts
     if options.address and options.address != "auto":  # a cluster nobody answers for: no store made
         check_reachable(options.address, options.connect_timeout_s)
     storage = check_storage(options.storage)
     store = Store.open(url)
     statuses = store.trial_statuses(t.key for t in spec.trials)
-    todo = [t for t in spec.trials if statuses.get(t.key) not in FINISHED]
+    todo = [t for t in spec.trials if not (t.key in statuses and statuses[t.key].finished)]
     outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     owns_ray = False
@@ -209,8 +158,8 @@ def _check_resources(spec: Spec, todo: list[TrialConfig]) -> None:
 
 def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
     for key, status in store.trial_statuses(t.key for t in trials).items():
-        if status in ("running", "pending"):
-            store.set_status(key, "interrupted", reason="the sweep was interrupted")
+        if status in (TrialStatus.RUNNING, TrialStatus.PENDING):
+            store.set_status(key, TrialStatus.INTERRUPTED, reason="the sweep was interrupted")
 
 
 def _start_ray(options: SweepOptions) -> bool:
@@ -256,24 +205,19 @@ def _run_tune(
 ) -> None:
     from ray import tune
 
-    cells = [
-        {
-            "key": t.key,
-            "config": t.to_json(),
-            "cpu": spec.resources_for(t.model).cpu,
-            "gpu": spec.resources_for(t.model).gpu,
-        }
-        for t in todo
-    ]
+    cells = {
+        t.key: TrialCell(t, spec.resources_for(t.model).cpu, spec.resources_for(t.model).gpu) for t in todo
+    }
+    asks = {key: {"cpu": cell.cpu, "gpu": cell.gpu} for key, cell in cells.items()}
     budget = RetryBudget(options.retries)
     callback = tune_callback(url, view, options.store_wait_s, budget)
-    trainable = tune.with_resources(
-        tune.with_parameters(_trainable, storage=str(storage), runner=options.runner),
-        lambda config: {"cpu": config["trial"]["cpu"], "gpu": config["trial"]["gpu"]},
+    with_resources = tune.with_resources(
+        tune.with_parameters(trainable, cells=cells, storage=str(storage), runner=options.runner),
+        lambda config: asks[config["trial"]],
     )
     tuner = tune.Tuner(
-        trainable,
-        param_space={"trial": tune.grid_search(cells)},
+        with_resources,
+        param_space={"trial": tune.grid_search(list(cells))},
         tune_config=tune.TuneConfig(
             max_concurrent_trials=options.max_concurrent,
             reuse_actors=True,
@@ -303,4 +247,4 @@ def _run_tune(
 
 
 def _trial_name(trial: Any) -> str:
-    return trial.config["trial"]["key"][:12]
+    return key_of(trial)[:12]

@@ -1,7 +1,8 @@
 """Every name a sweep file may use, in one place: model presets, objectives and metrics.
 
 Torch-free on purpose, so the sweep-file parser and the CLI start fast. A new preset, objective or
-metric is one entry here (plus, for a metric, its function in `orchestrator.alignment`).
+metric is one entry here (plus, for a metric, its function in `orchestrator.alignment`). Code
+elsewhere asks an entry what it is (`objective_of(name).causal`), never compares its name.
 The trainer builds its module from the same `Preset` and stores the parameter count measured from
 that module; `estimate_params` here must agree with it (a test checks).
 """
@@ -18,15 +19,15 @@ __all__ = [
     "WORLD_REFERENCES",
     "Metric",
     "MetricName",
+    "Objective",
     "Preset",
     "estimate_params",
+    "objective_of",
     "parse_metric",
     "train_flops",
 ]
 
 WORLD_REFERENCES = ("render_cnn", "factor_mlp")  # the embedded world's fixed image-side encoders
-
-OBJECTIVES = ("jepa_good", "jepa_bad", "ntp")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,46 @@ PRESETS: dict[str, Preset] = {
 PROJECTOR_WIDTH = 64
 
 
+@dataclass(frozen=True)
+class Objective:
+    """A training objective: what its examples are, how the encoder reads them, and its head.
+
+    - `causal`: a causal encoder whose head predicts the next token through the tied token
+      embedding (NTP); else a bidirectional encoder with a projector, trained by JEPA + SIGReg.
+    - `views`: texts per example the loss sees; NTP reads the example's two texts joined as one.
+    - `documents`: the two views are two chunks of one document (bad views), not two captions
+      of one image (good views).
+    """
+
+    name: str
+    causal: bool
+    views: int
+    documents: bool
+
+    def head_params(self, width: int) -> int:
+        """Parameters of the head beyond the encoder body (the LM head is tied: none)."""
+        return 0 if self.causal else width * PROJECTOR_WIDTH + PROJECTOR_WIDTH
+
+    def output_matmul_params(self, width: int, vocab_size: int) -> int:
+        """Weights of the output layer's matmul, for FLOPs: the vocabulary projection, or the
+        projector."""
+        return vocab_size * width if self.causal else width * PROJECTOR_WIDTH
+
+
+OBJECTIVES: dict[str, Objective] = {
+    objective.name: objective
+    for objective in (
+        Objective("jepa_good", causal=False, views=2, documents=False),
+        Objective("jepa_bad", causal=False, views=2, documents=True),
+        Objective("ntp", causal=True, views=1, documents=False),
+    )
+}
+
+
+def objective_of(name: str) -> Objective:
+    return OBJECTIVES[name]
+
+
 def _layer_params(p: Preset) -> int:
     attention = 4 * p.width * p.width + 4 * p.width
     feed_forward = 2 * p.width * p.ff + p.ff + p.width
@@ -57,9 +98,7 @@ def estimate_params(preset: Preset, vocab_size: int, max_len: int, objective: st
     """Parameters of the encoder as the trainer builds it: embeddings, blocks, head or projector."""
     body = (vocab_size + max_len) * preset.width + preset.layers * _layer_params(preset)
     body += 2 * preset.width  # final norm
-    if objective == "ntp":
-        return body  # the LM head is tied to the token embedding
-    return body + preset.width * PROJECTOR_WIDTH + PROJECTOR_WIDTH
+    return body + objective_of(objective).head_params(preset.width)
 
 
 def train_flops(preset: Preset, objective: str, tokens: int, vocab_size: int) -> float:
@@ -69,10 +108,7 @@ def train_flops(preset: Preset, objective: str, tokens: int, vocab_size: int) ->
     Attention-score FLOPs are ignored at these sequence lengths.
     """
     matmul_params = preset.layers * _layer_params(preset)
-    if objective == "ntp":
-        matmul_params += vocab_size * preset.width
-    else:
-        matmul_params += preset.width * PROJECTOR_WIDTH
+    matmul_params += objective_of(objective).output_matmul_params(preset.width, vocab_size)
     return 6.0 * matmul_params * tokens
 
 
@@ -80,9 +116,10 @@ def train_flops(preset: Preset, objective: str, tokens: int, vocab_size: int) ->
 class Metric:
     """An alignment metric: how it is written, scored, bounded, and what chance scores.
 
-    `scorer` names the function in `orchestrator.alignment` that scores two feature matrices;
-    `from_neighbours` the one that scores two k-NN lists, for metrics built from them (a trial
-    then finds each side's neighbours once and reuses them). `needs_map`: the metric compares
+    `orchestrator.alignment` holds the function that scores two feature matrices under the same
+    name; `from_neighbours`: the metric is built from two k-NN lists, and alignment also holds
+    the function that scores those (a trial then finds each side's neighbours once and reuses
+    them). `needs_map`: the metric compares
     the two sides in one space, through a least-squares map fitted on held-back pairs.
     `chance(k, n)` is the expected score of unrelated features on n rows (None where no closed
     form is known).
@@ -90,8 +127,7 @@ class Metric:
 
     name: str
     takes_k: bool
-    scorer: str
-    from_neighbours: str | None = None
+    from_neighbours: bool = False
     needs_map: bool = False
     range: tuple[float, float] = (0.0, 1.0)
     chance: Callable[[int | None, int], float] | None = None
@@ -108,14 +144,14 @@ def _retrieval_chance(k: int | None, n: int) -> float:
 METRICS: dict[str, Metric] = {
     metric.name: metric
     for metric in (
-        Metric("mutual_knn", True, "mutual_knn", "mutual_knn_from", chance=_knn_chance),
-        Metric("cycle_knn", True, "cycle_knn", "cycle_knn_from"),
-        Metric("cknna", True, "cknna", "cknna_from", range=(-1.0, 1.0), chance=lambda k, n: 0.0),
-        Metric("cka", False, "cka"),
-        Metric("cka_unbiased", False, "cka_unbiased", range=(-1.0, 1.0), chance=lambda k, n: 0.0),
-        Metric("svcca", False, "svcca"),
-        Metric("retrieval_t2i", True, "retrieval_t2i", needs_map=True, chance=_retrieval_chance),
-        Metric("retrieval_i2t", True, "retrieval_i2t", needs_map=True, chance=_retrieval_chance),
+        Metric("mutual_knn", True, from_neighbours=True, chance=_knn_chance),
+        Metric("cycle_knn", True, from_neighbours=True),
+        Metric("cknna", True, from_neighbours=True, range=(-1.0, 1.0), chance=lambda k, n: 0.0),
+        Metric("cka", False),
+        Metric("cka_unbiased", False, range=(-1.0, 1.0), chance=lambda k, n: 0.0),
+        Metric("svcca", False),
+        Metric("retrieval_t2i", True, needs_map=True, chance=_retrieval_chance),
+        Metric("retrieval_i2t", True, needs_map=True, chance=_retrieval_chance),
     )
 }
 _PATTERN = re.compile(r"^([a-z_0-9]+?)(?:@([0-9]+))?$")

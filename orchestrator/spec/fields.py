@@ -9,7 +9,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestrator.spec.sizes import SizeError, parse_size
+from db.errors import InputError
+from db.sizes import SizeError, parse_size
 
 __all__ = [
     "FieldError",
@@ -23,7 +24,7 @@ __all__ = [
 ]
 
 
-class FieldError(Exception):
+class FieldError(InputError):
     """A bad value at a field path, e.g. ('grid.data_size[2]', "'900X' is not a size ...")."""
 
     def __init__(self, path: str, message: str) -> None:

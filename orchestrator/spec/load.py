@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from orchestrator.errors import SpecError
-from orchestrator.spec.catalog import OBJECTIVES, PRESETS
+from orchestrator.spec.catalog import OBJECTIVES, PRESETS, objective_of
 from orchestrator.spec.config import (
     CORE_AXES,
     DEFAULT_STORE,
@@ -44,6 +44,7 @@ from orchestrator.spec.sections import (
     train_paths,
     with_override,
 )
+from orchestrator.spec.sources import rules_of
 
 __all__ = ["MAX_TRIALS", "load_spec", "parse_spec"]
 
@@ -125,15 +126,7 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
     resources, per_model = parse_resources(top.get("resources", {}))
     holdout, holdout_above = parse_holdout(top.get("holdout", {}))
     _check_holdout(holdout, trials.values())
-    if (
-        data.source == "files"
-        and data.documents is None
-        and any(t.objective == "jepa_bad" for t in trials.values())
-    ):
-        raise FieldError(
-            "data.documents",
-            "is required when the grid has jepa_bad (its views are two chunks of one document)",
-        )
+    rules_of(data).check_objectives(data, {objective_of(t.objective) for t in trials.values()})
     return Spec(
         name=name,
         store=store,
@@ -177,7 +170,7 @@ def _check_size(axes: dict[str, list[Any]], cap: int) -> None:
 
 def _parse_axis_value(axis: str, value: Any, path: str, raw_train: dict) -> Any:
     if axis == "objective":
-        return read_choice(value, path, OBJECTIVES)
+        return read_choice(value, path, tuple(OBJECTIVES))
     if axis == "model":
         return read_choice(value, path, tuple(PRESETS))
     if axis == "data_size":

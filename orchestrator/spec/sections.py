@@ -2,10 +2,9 @@
 holdout. Each takes the raw YAML value and returns a typed config or raises `FieldError`."""
 
 import copy
-import re
 from typing import Any
 
-from orchestrator.spec.catalog import PRESETS, WORLD_REFERENCES, parse_metric
+from orchestrator.spec.catalog import PRESETS, parse_metric
 from orchestrator.spec.config import DataConfig, EvalConfig, Resources, SigRegConfig, TrainConfig
 from orchestrator.spec.fields import (
     FieldError,
@@ -15,8 +14,8 @@ from orchestrator.spec.fields import (
     read_mapping,
     read_number,
     read_size,
-    read_string,
 )
+from orchestrator.spec.sources import DATA_KEYS, SOURCE_RULES, rules_of
 
 __all__ = [
     "TRAIN_DEFAULTS",
@@ -41,10 +40,6 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "grad_clip": 1.0,
     "sigreg": {"weight": 0.05, "slices": 256},
 }
-WORLD_SET = re.compile(r"^world-([1-9][0-9]*)$")
-WORLD_SET_SIZES = (8, 100_000)  # fewer items say nothing; more would not fit an n x n kernel
-
-
 TRAIN_KEYS = tuple(TRAIN_DEFAULTS)
 
 
@@ -112,67 +107,14 @@ def recipe(raw_train: dict, overrides: dict[str, Any], where: str) -> TrainConfi
 
 def parse_data(raw: Any, base_dir: str) -> DataConfig:
     head = read_mapping(raw, "data", ("source", *DATA_KEYS), required=("source",))
-    source = read_choice(head["source"], "data.source", ("world", "files"))
-    if source == "world":
-        data = read_mapping(raw, "data", ("source", *WORLD_KEYS))
-        default = DataConfig(source="world")
-        return DataConfig(
-            source="world",
-            world_seed=read_int(data.get("seed", default.world_seed), "data.seed", low=0, high=2**31 - 1),
-            world_synonyms=read_int(data.get("synonyms", default.world_synonyms), "data.synonyms", 1, 16),
-            world_nuisance=read_number(data.get("nuisance", default.world_nuisance), "data.nuisance", 0, 20),
-            world_mention=read_number(
-                data.get("mention", default.world_mention), "data.mention", 0, 1, low_open=True
-            ),
-            base_dir=base_dir,
-        )
-    data = read_mapping(raw, "data", ("source", *FILE_KEYS), required=("pairs", "eval"))
-    evaluation = read_mapping(data["eval"], "data.eval", ("texts", "features"), ("texts", "features"))
-    features = read_mapping(evaluation["features"], "data.eval.features", None)
-    if not features:
-        raise FieldError("data.eval.features", "is empty (name at least one reference .npy)")
-    tokenizer = read_choice(data.get("tokenizer", "bytes"), "data.tokenizer", ("bytes", "bpe"))
-    vocab_default = 256 if tokenizer == "bytes" else 8192
-    return DataConfig(
-        source="files",
-        pairs=_read_shards(data["pairs"], "data.pairs"),
-        documents=_read_shards(data["documents"], "data.documents") if "documents" in data else None,
-        eval_texts=read_string(evaluation["texts"], "data.eval.texts"),
-        eval_features=tuple(
-            (str(name), read_string(path, f"data.eval.features.{name}"))
-            for name, path in sorted(features.items())
-        ),
-        tokenizer=tokenizer,
-        vocab_size=read_int(data.get("vocab_size", vocab_default), "data.vocab_size", 256, 2**20),
-        max_len=read_int(data.get("max_len", 64), "data.max_len", low=4, high=4096),
-        base_dir=base_dir,
-    )
-
-
-def _read_shards(value: Any, path: str) -> str | tuple[str, ...]:
-    """A path or glob, or a list of them (shards read in one seeded order: `data.shards`)."""
-    if isinstance(value, list):
-        return tuple(read_string(item, f"{path}[{i}]") for i, item in enumerate(read_list(value, path)))
-    return read_string(value, path)
-
-
-WORLD_KEYS = ("seed", "synonyms", "nuisance", "mention")
-FILE_KEYS = ("pairs", "documents", "eval", "tokenizer", "vocab_size", "max_len")
-DATA_KEYS = (*WORLD_KEYS, *FILE_KEYS)
+    source = read_choice(head["source"], "data.source", tuple(SOURCE_RULES))
+    return SOURCE_RULES[source].parse(raw, base_dir)
 
 
 def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
     known = ("set", "metrics", "checkpoints", "references")
     evaluation = read_mapping(raw, "eval", known)
-    default_set = "world-1024" if data.source == "world" else None
-    if "set" not in evaluation and default_set is None:
-        raise FieldError("eval.set", "is required for file data (name it, e.g. wit-1024)")
-    name = read_string(evaluation.get("set", default_set), "eval.set")
-    if data.source == "world" and not WORLD_SET.match(name):
-        raise FieldError("eval.set", f"{name!r} is not a world eval set (write world-1024)")
-    low, high = WORLD_SET_SIZES
-    if data.source == "world" and not low <= int(WORLD_SET.match(name).group(1)) <= high:
-        raise FieldError("eval.set", f"{name!r} has to hold {low:,} to {high:,} items (write world-1024)")
+    name, items = rules_of(data).eval_set(evaluation.get("set"))
     metrics = read_list(evaluation.get("metrics", ["mutual_knn@10"]), "eval.metrics")
     parsed_metrics = []
     for index, metric in enumerate(metrics):
@@ -181,18 +123,17 @@ def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
         except ValueError as error:
             raise FieldError(f"eval.metrics[{index}]", str(error)) from None
     per_octave, first = _parse_checkpoints(evaluation.get("checkpoints", "log2x2"))
-    world_size = int(WORLD_SET.match(name).group(1)) if data.source == "world" else None
     for index, metric in enumerate(parsed_metrics):
         k = parse_metric(metric).k
-        if world_size is not None and k is not None and k >= world_size:
+        if items is not None and k is not None and k >= items:
             raise FieldError(
                 f"eval.metrics[{index}]",
-                f"{metric} needs more than {k} eval items, and {name} has {world_size} "
+                f"{metric} needs more than {k} eval items, and {name} has {items} "
                 "(lower k or enlarge the set)",
             )
     references = evaluation.get("references")
     if references is not None:
-        known = WORLD_REFERENCES if data.source == "world" else tuple(n for n, _ in data.eval_features)
+        known = rules_of(data).references(data)
         references = tuple(
             read_choice(ref, f"eval.references[{index}]", known)
             for index, ref in enumerate(read_list(references, "eval.references"))

@@ -1,10 +1,10 @@
 """One trial, top to bottom: build the data and the encoder, train, and at every checkpoint score
-the eval set against every reference and hand the rows to `report`.
+the eval set against every reference and hand out a `SavedCheckpoint` with the rows.
 
-`run_trial` knows nothing of Ray: the scheduler passes a `report` that forwards to Ray Tune, a
-test passes a list's `append`. Samples seen count examples (a JEPA pair is one sample). FLOPs are
-training FLOPs, 6 x (block + output-layer) parameters x non-padding tokens (Kaplan et al.);
-evaluation is not counted.
+`run_trial` knows nothing of Ray: the trainable passes an `on_checkpoint` that saves the
+checkpoint and forwards its report to Ray Tune, a test passes a list's `append`. Samples seen
+count examples (a JEPA pair is one sample). FLOPs are training FLOPs, 6 x (block + output-layer)
+parameters x non-padding tokens (Kaplan et al.); evaluation is not counted.
 """
 
 import copy
@@ -14,21 +14,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
 
-from db import CheckpointReport, Measurement
-from orchestrator.data.stream import TrialData, open_trial_data
+from db import CheckpointReport, Measurement, TrialStatus
+from orchestrator.data.sources import open_trial_data
+from orchestrator.data.stream import TrialData
 from orchestrator.data.tokenizer import PAD
 from orchestrator.spec import TrialConfig
-from orchestrator.spec.catalog import PRESETS, train_flops
+from orchestrator.spec.catalog import PRESETS, objective_of, train_flops
+from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.objectives import jepa_loss, ntp_loss
 from orchestrator.training.scoring import CheckpointScorer, Score
-from orchestrator.training.state import Checkpoint, TrainState
+from orchestrator.training.state import TrainState
 
 __all__ = ["TrialOutcome", "checkpoint_schedule", "get_lr", "run_trial"]
 
@@ -46,9 +47,10 @@ def prefetch_workers(device: str) -> int:
 
 @dataclass
 class TrialOutcome:
-    status: str  # done | collapsed
+    status: TrialStatus  # done | collapsed
     reason: str | None
     samples_seen: int
+    last: SavedCheckpoint  # the final checkpoint, with every row the trial reported
     checkpoints: list[int] = field(default_factory=list)
 
 
@@ -105,7 +107,7 @@ def _autocast(device: torch.device) -> torch.autocast:
 def _build(config: TrialConfig, data: TrialData, device: torch.device) -> TextEncoder:
     torch.manual_seed(config.seed)
     model = TextEncoder(
-        PRESETS[config.model], data.vocab_size, data.max_len, causal=config.objective == "ntp"
+        PRESETS[config.model], data.vocab_size, data.max_len, causal=objective_of(config.objective).causal
     )
     return model.to(device)
 
@@ -114,7 +116,7 @@ def _loss(
     model: TextEncoder, batch: torch.Tensor, config: TrialConfig, generator: torch.Generator
 ) -> torch.Tensor:
     """The objective's loss for a batch of (B, views, T) token ids."""
-    if config.objective == "ntp":
+    if objective_of(config.objective).causal:
         tokens = batch[:, 0]  # (B, T)
         logits, _ = model.next_token_logits(tokens)
         return ntp_loss(logits, tokens)
@@ -125,12 +127,14 @@ def _loss(
 
 def run_trial(
     config: TrialConfig,
-    on_checkpoint: Callable[[Checkpoint], None],
-    resume: dict[str, Any] | None = None,
+    on_checkpoint: Callable[[SavedCheckpoint], None],
+    resume: SavedCheckpoint | None = None,
     device: str = "cpu",
     cache_dir: Path = DEFAULT_CACHE,
+    host: str | None = None,
 ) -> TrialOutcome:
-    """Train one trial to its sample budget, handing out every checkpoint; resume from `resume`."""
+    """Train one trial to its sample budget, handing out every checkpoint; resume from `resume`.
+    `host` names where it runs in its reports (default: this machine's name)."""
     started = time.perf_counter()
     torch_device = torch.device(device)
     data = open_trial_data(config, cache_dir, prefetch_workers(device))
@@ -142,26 +146,29 @@ def run_trial(
     budget, batch_size = config.budget_samples, config.train.batch_size
     total_steps = math.ceil(budget / batch_size)
     schedule = checkpoint_schedule(budget, config.eval.first_checkpoint, config.eval.per_octave)
-    state = TrainState()
+    state, history = TrainState(), ()
     if resume is not None:
-        model.load_state_dict(resume["model"])
-        optimizer.load_state_dict(resume["optim"])
-        torch.set_rng_state(resume["rng"])
-        state = TrainState.from_dict(resume["meta"])
+        model.load_state_dict(resume.model)
+        optimizer.load_state_dict(resume.optim)
+        torch.set_rng_state(resume.rng)
+        state, history = TrainState.from_dict(resume.state.as_dict()), resume.history
     preset = PRESETS[config.model]
-    host = socket.gethostname()
+    host = host or socket.gethostname()
     wall_before = state.wall_s
     reported = []
 
     while True:
         if state.next_checkpoint < len(schedule) and state.samples_seen >= schedule[state.next_checkpoint]:
             state.wall_s = wall_before + time.perf_counter() - started
-            checkpoint = _checkpoint(model, optimizer, data, scorer, config, state, torch_device, host)
+            checkpoint = _checkpoint(
+                model, optimizer, data, scorer, config, state, torch_device, host, history
+            )
             on_checkpoint(checkpoint)
+            history = checkpoint.history
             reported.append(state.samples_seen)
-            if checkpoint.report.status != "running":
+            if checkpoint.report.status != TrialStatus.RUNNING:
                 report = checkpoint.report
-                return TrialOutcome(report.status, report.reason, state.samples_seen, reported)
+                return TrialOutcome(report.status, report.reason, state.samples_seen, checkpoint, reported)
         count = min(batch_size, budget - state.samples_seen)
         batch = _trim(torch.as_tensor(data.take(state.samples_seen, count), dtype=torch.long))
         if torch_device.type == "cuda":
@@ -207,7 +214,8 @@ def _checkpoint(
     state: TrainState,
     device: torch.device,
     host: str,
-) -> Checkpoint:
+    history: tuple[Measurement, ...],
+) -> SavedCheckpoint:
     """Score the eval set, check for collapse, and advance `state` past this checkpoint."""
     eval_set = data.eval_set
     layers = _embed_layers(model, eval_set.tokens, device)
@@ -247,9 +255,9 @@ def _checkpoint(
     )
     state.next_checkpoint += 1
     state.loss_sum, state.loss_count = 0.0, 0
-    status = "collapsed" if reason is not None else "running"
-    if status == "running" and state.samples_seen >= config.budget_samples:
-        status = "done"
+    status = TrialStatus.COLLAPSED if reason is not None else TrialStatus.RUNNING
+    if status == TrialStatus.RUNNING and state.samples_seen >= config.budget_samples:
+        status = TrialStatus.DONE
     report = CheckpointReport(
         trial_key=config.key,
         samples_seen=state.samples_seen,
@@ -260,13 +268,14 @@ def _checkpoint(
         device=str(device),
         rows=rows,
     )
-    resumable = {
-        "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-        "optim": copy.deepcopy(optimizer.state_dict()),  # later steps update it in place
-        "rng": torch.get_rng_state(),
-        "meta": state.as_dict(),
-    }
-    return Checkpoint(report=report, state=resumable)
+    return SavedCheckpoint(
+        model={k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+        optim=copy.deepcopy(optimizer.state_dict()),  # later steps update it in place
+        rng=torch.get_rng_state(),
+        state=TrainState.from_dict(state.as_dict()),  # a copy: training goes on moving `state`
+        report=report,
+        history=(*history, *rows),
+    )
 
 
 @torch.no_grad()
@@ -274,6 +283,6 @@ def _final_embeddings(
     model: TextEncoder, layers: list[torch.Tensor], device: torch.device, config: TrialConfig
 ) -> torch.Tensor:
     """The representation the objective shapes: JEPA's projector output, else the last layer."""
-    if config.objective == "ntp":
+    if objective_of(config.objective).causal:
         return layers[-1]
     return model.projector(layers[-1].to(device)).float().cpu()

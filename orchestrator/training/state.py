@@ -1,4 +1,4 @@
-"""Where a trial stands between steps, and what it hands out at a checkpoint.
+"""Where a trial stands between steps.
 
 `TrainState` is saved as the checkpoint's `meta.json`, so a resumed trial continues from the
 same samples seen, step, FLOPs, wall time and next checkpoint.
@@ -7,9 +7,7 @@ same samples seen, step, FLOPs, wall time and next checkpoint.
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from db import CheckpointReport
-
-__all__ = ["Checkpoint", "TrainState"]
+__all__ = ["TrainState"]
 
 
 @dataclass
@@ -33,11 +31,3 @@ class TrainState:
     @property
     def mean_loss(self) -> float | None:
         return self.loss_sum / self.loss_count if self.loss_count else None
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """The report for the store, and the state to resume from: model, optim, rng and meta."""
-
-    report: CheckpointReport
-    state: dict[str, Any]

@@ -14,6 +14,7 @@ from sqlalchemy import create_engine, text
 from db import (
     SCHEMA_VERSION,
     WIDTHS,
+    BaselineRow,
     CheckpointReport,
     NotFound,
     Store,
@@ -44,7 +45,7 @@ def test_recording_a_sweep_twice_keeps_trial_state(store_url):
     store.set_status("k1", "done")
     store.record_sweep("s", "b", "h2", "s.yaml", [trial_row("k1"), trial_row("k2", seed=1)])
     assert store.trial_statuses(["k1", "k2"]) == {"k1": "done", "k2": "pending"}
-    assert store.find_sweep("s")["spec_hash"] == "h2"
+    assert store.find_sweep("s").spec_hash == "h2"
     # the same trial in a second sweep is one trial
     store.record_sweep("t", "c", "h3", "t.yaml", [trial_row("k1")])
     assert len(store.trials_frame("t")) == 1
@@ -58,8 +59,8 @@ def test_status_life_cycle(store_url):
     store.set_status("k1", "running", host="node-1", device="cpu")  # a retry
     store.set_status("k1", "collapsed", reason="embedding std 1e-5 < 1e-3")
     trial = store.get_trial("k1")
-    assert (trial["status"], trial["attempts"], trial["host"]) == ("collapsed", 2, "node-1")
-    assert trial["reason"].startswith("embedding std")
+    assert (trial.status, trial.attempts, trial.host) == ("collapsed", 2, "node-1")
+    assert trial.reason.startswith("embedding std")
     with pytest.raises(StoreError, match="is collapsed; it cannot become done"):
         store.set_status("k1", "done")
     with pytest.raises(StoreError, match="it cannot become done"):
@@ -68,7 +69,7 @@ def test_status_life_cycle(store_url):
     store.set_status("k2", "interrupted", reason="SIGINT")
     store.set_status("k2", "running")
     store.set_status("k2", "failed", reason="ValueError: boom")
-    assert store.get_trial("k2")["attempts"] == 2
+    assert store.get_trial("k2").attempts == 2
     with pytest.raises(NotFound, match="not in"):
         store.get_trial("missing")
     assert store.find_trial("missing") is None
@@ -81,15 +82,15 @@ def test_a_batch_of_writes_lands_whole_or_not_at_all(store_url):
         store.set_status("k1", "running")
         store.write_measurements([measurement("k1", 1024)])
         store.set_status("k1", "done")
-    assert store.get_trial("k1")["status"] == "done" and len(store.measurements_frame("s")) == 1
+    assert store.get_trial("k1").status == "done" and len(store.measurements_frame("s")) == 1
     with pytest.raises(StoreError, match="it cannot become done"), store.batch():
         store.set_status("k2", "running")
         store.write_measurements([measurement("k2", 1024)])
         store.set_status("k2", "done")
         store.set_status("k2", "done")  # done -> done: the whole batch is rolled back
-    assert store.get_trial("k2")["status"] == "pending" and len(store.measurements_frame("s")) == 1
+    assert store.get_trial("k2").status == "pending" and len(store.measurements_frame("s")) == 1
     store.set_status("k2", "running")  # the store is usable after a failed batch
-    assert store.get_trial("k2")["attempts"] == 1
+    assert store.get_trial("k2").attempts == 1
 
 
 def _writer(url: str, worker: int, barrier) -> None:
@@ -191,26 +192,28 @@ def test_unsupported_url_is_bad_input():
 
 def test_baselines_import_is_idempotent(store_url):
     store = Store.open(store_url)
-    row = {
-        "source": "paper, Table 3",
-        "model": "JEPA 109M",
-        "objective": "jepa_good",
-        "metric": "mutual_knn@10",
-        "reference": "dinov2_vitb",
-        "eval_set": "wit-1024",
-        "samples": None,
-        "value": 0.184,
-        "note": "",
-    }
+    row = BaselineRow(
+        **{
+            "source": "paper, Table 3",
+            "model": "JEPA 109M",
+            "objective": "jepa_good",
+            "metric": "mutual_knn@10",
+            "reference": "dinov2_vitb",
+            "eval_set": "wit-1024",
+            "samples": None,
+            "value": 0.184,
+            "note": "",
+        }
+    )
     assert store.write_baselines([row]) == 1
     assert store.write_baselines([row]) == 0
     assert len(store.baselines_frame()) == 1
 
 
-def published_curve(samples=(1e6, 4e6, 1.6e7)) -> list[dict]:
+def published_curve(samples=(1e6, 4e6, 1.6e7)) -> list[BaselineRow]:
     point = dict(source="paper", model="m", objective="ntp", metric="mutual_knn@10", note="")
     point |= dict(reference="dinov2_vitb", eval_set="wit-1024")
-    return [point | {"samples": s, "value": 0.1 + i / 100} for i, s in enumerate(samples)]
+    return [BaselineRow(**point, samples=s, value=0.1 + i / 100) for i, s in enumerate(samples)]
 
 
 def test_points_of_a_published_curve_that_differ_only_in_samples_are_each_kept(store_url):
@@ -252,7 +255,7 @@ def test_a_schema_1_store_is_upgraded_in_place_keeping_its_rows(tmp_path):
     assert store.upgraded_from == 1
     frame = store.measurements_frame("first")
     assert len(frame) == 1 and frame.iloc[0]["objective"] == "jepa_good"
-    assert store.get_trial("a" * 64)["status"] == "done"
+    assert store.get_trial("a" * 64).status == "done"
     assert Store.open(url).upgraded_from is None  # now at this schema: opens without upgrading
 
 

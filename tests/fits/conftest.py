@@ -5,9 +5,9 @@ import pytest
 from fits.curves import fit_group, select_points
 from fits.load import load_measurements
 from fits.results import CURVE, CurveFit, FitOptions
-from tests.stores import simulated_store
+from tests.stores import SIM_DESIGN, simulated_store
 
-BOOTSTRAP = FitOptions(bootstrap=200, predict=(900_000_000,), gaps=("jepa_good:ntp",))
+BOOTSTRAP = FitOptions(bootstrap=200, predict=(900_000_000,), gaps=("jepa_good:ntp",)).resolved(SIM_DESIGN)
 
 
 @pytest.fixture(scope="module")

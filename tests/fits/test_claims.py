@@ -4,7 +4,8 @@ import pandas as pd
 
 from fits.claims import gap_estimates, published_gaps
 from fits.curves import select_points
-from fits.load import flops_per_sample, recipes
+from fits.gaps import Bound
+from fits.load import flops_per_sample, load_trials, recipes_of
 from tests.fits.conftest import BOOTSTRAP
 from tests.stores import PLANTED_GAP
 
@@ -12,7 +13,7 @@ from tests.stores import PLANTED_GAP
 def test_the_planted_gap_is_inside_its_interval(simulated, curves):
     store, frame = simulated
     chosen = select_points(frame, BOOTSTRAP)
-    per_sample, recipe = flops_per_sample(frame), recipes(store, "sim")
+    per_sample, recipe = flops_per_sample(frame), recipes_of(load_trials(store, "sim"))
     (gap,) = gap_estimates(list(curves.values()), "jepa_good:ntp", chosen, per_sample, recipe, BOOTSTRAP)
     assert (gap.faster, gap.slower, gap.reference) == ("jepa_good", "ntp", "dino")
     assert gap.identifiable and gap.ci[0] <= PLANTED_GAP <= gap.ci[1]
@@ -35,6 +36,6 @@ def test_published_checkpoints_give_a_bound_without_an_interval():
     )
     (gap,) = published_gaps(baselines, "jepa_good:ntp", "mutual_knn@10")
     assert round(gap.ratio, 1) == 41.7 and gap.ci is None and not gap.identifiable
-    assert gap.bound == {"side": "<=", "ratio": gap.ratio}
+    assert gap.bound == Bound("<=", gap.ratio)
     assert "UPPER_BOUND:A=0.109<a*=0.111" in gap.flags and "SOURCE:paper" in gap.flags
     assert published_gaps(baselines, "jepa_good:ntp", "cka") == []

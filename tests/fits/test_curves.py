@@ -4,15 +4,17 @@ import pandas as pd
 import pytest
 
 from fits.curves import BAND_POINTS, score_earlier, select_points
-from fits.results import FitOptions
+from fits.results import FitSettings
 from tests.stores import CHANCE, NULL_P95, SIZES
 
 
 def test_points_are_final_checkpoints_past_random_init(simulated):
     _, frame = simulated
-    chosen = select_points(frame, FitOptions())
+    chosen = select_points(frame, FitSettings(points="final"))
     assert (chosen.samples_seen > 0).all() and chosen.is_final.all()
-    assert select_points(frame, FitOptions(min_samples=SIZES[3])).samples_seen.min() == SIZES[3]
+    assert (
+        select_points(frame, FitSettings(points="final", min_samples=SIZES[3])).samples_seen.min() == SIZES[3]
+    )
 
 
 def test_held_out_cells_are_forecast_and_scored(curves):

@@ -26,7 +26,7 @@ def test_a_faster_curve_above_the_target_from_its_first_checkpoint_gives_a_lower
     assert not gap.identifiable and gap.ratio is None
     assert "A_ABOVE_TARGET_AT_FIRST_CHECKPOINT" in gap.flags
     # R >= N_B* / S_A,first, with N_B* at the low end of its draws: at most B's last size
-    assert gap.bound["side"] == ">=" and 4 < gap.bound["ratio"] <= SIZES[-1] / SIZES[-5]
+    assert gap.bound.side == ">=" and 4 < gap.bound.ratio <= SIZES[-1] / SIZES[-5]
 
 
 def test_a_target_b_never_reaches_is_not_reached_with_its_bound():
@@ -34,7 +34,7 @@ def test_a_target_b_never_reaches_is_not_reached_with_its_bound():
     target = float(a.predict(SIZES[-3]))  # B, 42x slower, is still below it at its last size
     gap = sample_gap(a, b, target=target)
     assert "B_NOT_REACHED" in gap.flags and not gap.identifiable
-    assert gap.bound["side"] == ">=" and any("does not reach" in reason for reason in gap.reasons)
+    assert gap.bound.side == ">=" and any("does not reach" in reason for reason in gap.reasons)
 
 
 def test_a_single_checkpoint_b_is_observed_not_fitted():

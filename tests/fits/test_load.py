@@ -2,7 +2,7 @@
 
 from dataclasses import asdict
 
-from fits.load import load_earlier_forecasts, load_measurements, recipes, save_fit_run
+from fits.load import load_earlier_forecasts, load_measurements, load_trials, recipes_of, save_fit_run
 from fits.results import FitRun
 from orchestrator.spec import TrainConfig
 from tests.fits.conftest import BOOTSTRAP
@@ -16,9 +16,9 @@ def test_measurements_carry_their_trial_and_whether_they_are_final(simulated):
     assert load_measurements(store, "sim", "mutual_knn@10", "no-such-reference").empty
 
 
-def test_recipes_are_read_as_typed_trial_configs(simulated):
+def test_recipes_are_read_from_the_trials_the_store_recorded(simulated):
     store, _ = simulated
-    found = recipes(store, "sim")
+    found = recipes_of(load_trials(store, "sim"))
     assert set(found) == {"jepa_good", "ntp"}
     assert found["ntp"]["lr"] == 1e-3
     assert set(found["ntp"]) == set(asdict(TrainConfig(32, 1e-3, 0.0, 0.0, "cosine", 1.0, None, None)))
@@ -26,9 +26,9 @@ def test_recipes_are_read_as_typed_trial_configs(simulated):
 
 def test_a_fit_run_is_stored_and_its_forecasts_read_back(simulated, curves, tmp_path):
     store, _ = simulated
-    run = FitRun("sim", store.url, BOOTSTRAP, curves=list(curves.values()))
+    run = FitRun("sim", store.url, BOOTSTRAP, curves=list(curves.values()), created=1.0)
     before = len(load_earlier_forecasts(store, "sim"))
-    save_fit_run(store, run, 1.0)
+    save_fit_run(store, run)
     stored = load_earlier_forecasts(store, "sim")
     assert len(stored) - before == sum(len(c.forecasts) for c in curves.values())
     assert set(stored.objective) == {"jepa_good", "ntp"}

@@ -2,22 +2,22 @@
 
 import json
 
-from fits.results import FitOptions, FitRun
+from fits.results import FitRun, FitSettings
 
 
 def test_calibration_counts_held_out_cells_within_noise(curves):
-    run = FitRun("sim", "sqlite:///o.db", FitOptions(), curves=list(curves.values()))
+    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
     cells = [h for c in curves.values() for h in c.held_out]
     assert run.calibration() == {
         "held_out_cells": len(cells),
         "within_seed_noise": sum(h.within_seed_noise for h in cells),
         "fraction": sum(h.within_seed_noise for h in cells) / len(cells),
     }
-    assert FitRun("sim", "x", FitOptions()).calibration()["fraction"] is None
+    assert FitRun("sim", "x", FitSettings()).calibration()["fraction"] is None
 
 
 def test_the_json_names_every_curve_forecast_and_held_out_cell(curves):
-    run = FitRun("sim", "sqlite:///o.db", FitOptions(), curves=list(curves.values()))
+    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
     payload = json.loads(json.dumps(run.as_dict()))
     good = next(f for f in payload["fits"] if f["objective"] == "jepa_good")
     assert set(good["held_out"][0]) == {

@@ -4,22 +4,33 @@ from pathlib import Path
 
 import pytest
 
+from db import BaselineRow
 from fits.fit import FitError
+from fits.load import save_fit_run
+from fits.report import write_report
 from fits.results import FitOptions
 from fits.run import run_fit
-from tests.stores import PLANTED_GAP, simulated_store
+from tests.stores import PLANTED_GAP, SIM_DESIGN, simulated_store
+
+
+def fit_and_report(store, options: FitOptions, out: Path):
+    """What `orch fit` does at its edge: the run, its report, then its rows."""
+    run = run_fit(store, "sim", options, SIM_DESIGN)
+    page = write_report(run, out / "sim")
+    save_fit_run(store, run)
+    return run, page
 
 
 def test_a_fit_run_writes_its_rows_and_its_report(tmp_path):
     store = simulated_store(f"sqlite:///{tmp_path / 'o.db'}")
-    options = FitOptions(predict=(900_000_000,), gaps=("jepa_good:ntp",), out_dir=str(tmp_path / "r"))
-    run = run_fit(store, "sim", options)
+    options = FitOptions(predict=(900_000_000,), gaps=("jepa_good:ntp",))
+    run, page = fit_and_report(store, options, tmp_path / "r")
     assert {c.key["objective"] for c in run.curves} == {"jepa_good", "ntp"}
     (gap,) = run.gaps
     assert gap.ci[0] <= PLANTED_GAP <= gap.ci[1]
     assert run.backtest()[0]["ratio"] == 2
     folder = tmp_path / "r" / "sim" / run.fit_id
-    assert run.report_path == str(folder / "report.html") and (folder / "report.md").exists()
+    assert page == folder / "report.html" and (folder / "report.md").exists()
     assert (folder / "scaling_base_dino.svg").exists()
     assert (tmp_path / "r" / "sim" / "latest").resolve() == folder.resolve()
     assert len(store.forecasts_frame("sim")) == sum(len(c.forecasts) for c in run.curves)
@@ -27,16 +38,17 @@ def test_a_fit_run_writes_its_rows_and_its_report(tmp_path):
 
 def test_a_metric_without_measurements_is_a_fit_error(tmp_path):
     store = simulated_store(f"sqlite:///{tmp_path / 'o.db'}")
-    with pytest.raises(FitError, match="no done trials with cka"):
-        run_fit(store, "sim", FitOptions(metric="cka", out_dir=str(tmp_path / "r")))
+    with pytest.raises(FitError, match=r"--metric 'cka' was not measured in sim \(measured: mutual_knn@10\)"):
+        run_fit(store, "sim", FitOptions(metric="cka"), SIM_DESIGN)
 
 
 def test_a_second_fit_writes_its_own_folder_and_scores_no_cell_twice(tmp_path):
     store = simulated_store(f"sqlite:///{tmp_path / 'o.db'}")
-    options = FitOptions(predict=(900_000_000,), out_dir=str(tmp_path / "r"))
-    first, second = run_fit(store, "sim", options), run_fit(store, "sim", options)
-    assert first.fit_id != second.fit_id and Path(first.report_path).exists()
-    assert (tmp_path / "r" / "sim" / "latest").resolve() == Path(second.report_path).parent.resolve()
+    options = FitOptions(predict=(900_000_000,))
+    first, first_page = fit_and_report(store, options, tmp_path / "r")
+    second, second_page = fit_and_report(store, options, tmp_path / "r")
+    assert first.fit_id != second.fit_id and first_page.exists()
+    assert (tmp_path / "r" / "sim" / "latest").resolve() == second_page.parent.resolve()
     # the first fit's forecasts were at held-out cells and at 900M: the second fit holds the same
     # cells out (scored in its own held-out table), so no earlier forecast is scored again
     assert second.earlier == [] and len(second.curves[0].held_out) == 1
@@ -53,17 +65,9 @@ def test_published_gaps_are_their_own_section_and_only_where_measured_alike(tmp_
         )
     ]
     store.write_baselines(
-        [
-            {"source": "paper", "model": m, "objective": o, "metric": "mutual_knn@10", "reference": r}
-            | {"eval_set": "wit-1024", "samples": s, "value": v, "note": ""}
-            for r, m, o, s, v in rows
-        ]
+        [BaselineRow("paper", m, o, "mutual_knn@10", r, "wit-1024", s, v) for r, m, o, s, v in rows]
     )
-    options = FitOptions(gaps=("jepa_good:ntp",), out_dir=str(tmp_path / "r"))
-    run = run_fit(store, "sim", options)
+    run, page = fit_and_report(store, FitOptions(gaps=("jepa_good:ntp",)), tmp_path / "r")
     assert [g.reference for g in run.published] == ["dino"] and "PUBLISHED" in run.published[0].flags
     assert all("PUBLISHED" not in g.flags for g in run.gaps)
-    assert (
-        "## Published checkpoints (not measured here)"
-        in (Path(run.report_path).parent / "report.md").read_text()
-    )
+    assert "## Published checkpoints (not measured here)" in (page.parent / "report.md").read_text()

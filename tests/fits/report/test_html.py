@@ -10,14 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from fits.report import write_report
 from fits.results import FitOptions
 from fits.run import run_fit
-from tests.stores import simulated_store
+from tests.stores import SIM_DESIGN, simulated_store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None and not os.environ.get("ORCH_REQUIRE_BROWSER"), reason="no chromium on this machine"
-)
+pytestmark = [
+    pytest.mark.processes,
+    pytest.mark.skipif(
+        CHROMIUM is None and not os.environ.get("ORCH_REQUIRE_BROWSER"), reason="no chromium on this machine"
+    ),
+]
 
 # Appended to a copy of the page: measures what rendered and writes it into the DOM.
 PROBE = """<script>
@@ -51,8 +55,8 @@ def rendered(page: Path, tmp_path: Path) -> tuple[dict, list[str]]:
 def report(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("report")
     store = simulated_store(f"sqlite:///{folder / 'o.db'}")
-    options = FitOptions(predict=(900_000_000,), gaps=("jepa_good:ntp",), out_dir=str(folder / "reports"))
-    return Path(run_fit(store, "sim", options).report_path)
+    options = FitOptions(predict=(900_000_000,), gaps=("jepa_good:ntp",))
+    return write_report(run_fit(store, "sim", options, SIM_DESIGN), folder / "reports" / "sim")
 
 
 def test_the_page_renders_its_claims_and_every_plot_with_a_silent_console(report, tmp_path):

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
+from fits.gaps import Bound
 from fits.report.plots import (
     _draw_curve,
     calibration_figure,
@@ -14,7 +15,7 @@ from fits.report.plots import (
     scaling_figure,
     write_plots,
 )
-from fits.results import FitOptions, FitRun, GapEstimate
+from fits.results import FitRun, FitSettings, GapEstimate
 from tests.stores import NULL_P95
 
 
@@ -45,7 +46,7 @@ def test_the_scaling_plot_draws_chance_and_the_null(curves):
 
 
 def test_every_plot_is_written_as_png_and_svg(curves, tmp_path):
-    run = FitRun("sim", "sqlite:///o.db", FitOptions(), curves=list(curves.values()))
+    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
     paths = write_plots(run, tmp_path, pd.DataFrame())
     names = {p.name for p in paths}
     assert {"scaling_base_dino.png", "scaling_base_dino.svg", "residuals.png", "calibration.svg"} <= names
@@ -64,7 +65,7 @@ def labels(axes: plt.Axes) -> list[str]:
 
 
 def test_the_scaling_plot_frames_data_and_forecasts_and_labels_every_mark(curves):
-    run = FitRun("sim", "x", FitOptions(), curves=list(curves.values()))
+    run = FitRun("sim", "x", FitSettings(), curves=list(curves.values()))
     figure = scaling_figure(run, "base", "dino", published("dino", "wit-1024"))
     axes = figure.axes[0]
     low, high = axes.get_xlim()
@@ -92,7 +93,7 @@ def test_the_scaling_plot_frames_data_and_forecasts_and_labels_every_mark(curves
 
 
 def test_published_points_appear_only_for_the_same_reference_and_eval_set(curves):
-    run = FitRun("sim", "x", FitOptions(), curves=list(curves.values()))
+    run = FitRun("sim", "x", FitSettings(), curves=list(curves.values()))
     for reference, eval_set in (("clip", "wit-1024"), ("dino", "coco")):
         figure = scaling_figure(run, "base", "dino", published(reference, eval_set))
         assert not any(name.startswith("published") for name in labels(figure.axes[0]))
@@ -101,7 +102,7 @@ def test_published_points_appear_only_for_the_same_reference_and_eval_set(curves
 
 def test_residuals_tell_references_apart_and_calibration_states_its_n(curves):
     twin = replace(curves["ntp"], key=curves["ntp"].key | {"reference": "clip"})
-    run = FitRun("sim", "x", FitOptions(), curves=[*curves.values(), twin])
+    run = FitRun("sim", "x", FitSettings(), curves=[*curves.values(), twin])
     residuals = residual_figure(run).axes[0]
     styles = {
         line.get_label(): (line.get_marker(), line.get_linestyle())
@@ -130,11 +131,11 @@ def test_a_gap_the_data_do_not_identify_is_a_text_panel(curves):
         None,
         False,
         ["A is above the target 0.1 from its first checkpoint"],
-        {"side": ">=", "ratio": 12.0},
+        Bound(">=", 12.0),
         None,
         [],
         ["NOT_IDENTIFIABLE"],
     )
-    figure = gap_figure(FitRun("sim", "x", FitOptions(), curves=list(curves.values())), gap)
+    figure = gap_figure(FitRun("sim", "x", FitSettings(), curves=list(curves.values())), gap)
     assert figure.axes == [] and "not identifiable (R >= 12x)" in figure.texts[0].get_text()
     plt.close(figure)

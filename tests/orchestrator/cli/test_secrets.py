@@ -15,7 +15,9 @@ from sqlalchemy.engine import make_url
 
 from tests.drivers import sweep_raw
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command
+
+ROOT = Path(__file__).resolve().parents[3]
 PLANTED = ("Planted-Passfile", "Planted-SSL-Key")  # query parameters masked like a password
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from tests.rayclusters import clean_env, free_port, ray_start_cluster
 
+pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command
+
 SMALL = """
 name: small
 data: {source: world}

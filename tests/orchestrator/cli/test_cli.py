@@ -1,10 +1,17 @@
-"""The `orch` command line through a real subprocess: exit codes, exact JSON, one-line errors."""
+"""The `orch` command line through its own entry point: exit codes, exact JSON, one-line errors.
 
+`orch` runs a command in this process (`main()`, its streams captured, the exit code it gives);
+`orch_process` in a real subprocess, where a test is about the process itself."""
+
+import contextlib
+import io
 import json
+import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -13,10 +20,30 @@ from db import SCHEMA_VERSION, CheckpointReport, Store
 from tests.rows import trial_row
 from tests.stores import simulated_store
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
-def orch(*args, cwd=None):
+def orch(*args, cwd=None) -> subprocess.CompletedProcess:
+    """`orch ARGS` through `orchestrator.cli.main` in this process; what a subprocess would give."""
+    from orchestrator.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.chdir(cwd or os.getcwd()),
+        mock.patch.object(sys, "argv", ["orch", *args]),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            main()
+            code = 0
+        except SystemExit as exit:
+            code = exit.code or 0
+    return subprocess.CompletedProcess(["orch", *args], code, out.getvalue(), err.getvalue())
+
+
+def orch_process(*args, cwd=None) -> subprocess.CompletedProcess:
+    """`orch ARGS` as a real subprocess."""
     return subprocess.run(
         [sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True, cwd=cwd, timeout=300
     )
@@ -40,8 +67,8 @@ def one_error_line(result, code=2):
 
 
 def test_version_and_help():
-    assert orch("--version").stdout.startswith("orch, version ")
-    help_text = orch("--help").stdout
+    assert orch_process("--version").stdout.startswith("orch, version ")
+    help_text = orch_process("--help").stdout
     for command in ("sweep", "status", "fit", "align", "baselines"):
         assert command in help_text
 
@@ -127,12 +154,13 @@ def test_password_never_printed():
     assert "s3cret" not in result.stderr + result.stdout and "orch:***@127.0.0.1" in line
 
 
+@pytest.mark.processes  # one real `orch align` per broken file
 def test_align_scores_files_and_rejects_broken_ones(tmp_path):
     rng = np.random.default_rng(0)
     latent = rng.normal(size=(200, 8))
     np.save(tmp_path / "a.npy", latent @ rng.normal(size=(8, 16)))
     np.savez(tmp_path / "b.npz", early=rng.normal(size=(200, 12)), late=latent @ rng.normal(size=(8, 12)))
-    result = orch(
+    result = orch_process(
         "align",
         str(tmp_path / "a.npy"),
         str(tmp_path / "b.npz"),
@@ -175,9 +203,11 @@ def test_align_scores_files_and_rejects_broken_ones(tmp_path):
         "zip.npz": "not a feature file",
     }
     for name, message in cases.items():
-        line = one_error_line(orch("align", str(tmp_path / "a.npy"), str(tmp_path / name)))
+        line = one_error_line(orch_process("align", str(tmp_path / "a.npy"), str(tmp_path / name)))
         assert name in line and message in line
-    bad_metric = orch("align", str(tmp_path / "a.npy"), str(tmp_path / "a.npy"), "--metric", "mutal_knn@10")
+    bad_metric = orch_process(
+        "align", str(tmp_path / "a.npy"), str(tmp_path / "a.npy"), "--metric", "mutal_knn@10"
+    )
     assert "not a metric" in one_error_line(bad_metric)
 
 

@@ -11,9 +11,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from orchestrator.spec import load_spec
 from tests.drivers import expected_rows, sweep_raw, write_sweep
 from tests.rayclusters import clean_env, ray_start_cluster
+
+pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command
 
 # The head notices a dead node in about 1.5 s rather than Ray's default of about 15 s.
 FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "3"}

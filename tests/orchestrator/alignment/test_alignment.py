@@ -258,6 +258,6 @@ def test_every_catalog_metric_has_its_functions():
     for name, metric in METRICS.items():
         assert callable(al.scorer(f"{name}@5" if metric.takes_k else name))
         assert (al.neighbour_scorer(f"{name}@5" if metric.takes_k else name) is None) == (
-            metric.from_neighbours is None
+            not metric.from_neighbours
         )
     assert METRICS["mutual_knn"].chance(10, 1024) == 10 / 1023

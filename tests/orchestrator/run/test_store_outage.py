@@ -21,6 +21,7 @@ from tests.drivers import expected_rows, start_driver, sweep_raw, wait_for, writ
 
 INITDB = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
 pytestmark = [
+    pytest.mark.processes,
     pytest.mark.postgres,
     pytest.mark.skipif(not INITDB or os.geteuid() != 0, reason="needs Debian's Postgres binaries and root"),
 ]

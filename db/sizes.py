@@ -1,7 +1,10 @@
-"""Sample counts written the way papers write them: 145K, 21.6M, 940M, 1.2B."""
+"""Sample counts written the way papers write them: 145K, 21.6M, 940M, 1.2B. Every room reads and
+writes sizes, so they live in the room every other imports; MAX_SIZE is the store's limit."""
 
 import re
 from decimal import Decimal, InvalidOperation
+
+from db.errors import InputError
 
 __all__ = ["MAX_SIZE", "SizeError", "format_size", "parse_size"]
 
@@ -11,7 +14,7 @@ SIZE_HINT = "write 145K, 21.6M or 940M"
 MAX_SIZE = 10**13  # samples: far past any run, and inside the store's 64-bit integers
 
 
-class SizeError(ValueError):
+class SizeError(InputError, ValueError):
     """A value that is not a positive whole number of samples."""
 
 

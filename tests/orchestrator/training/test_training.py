@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from orchestrator.spec import parse_spec
-from orchestrator.spec.catalog import PRESETS, estimate_params
-from orchestrator.training.checkpoint import CheckpointError, load_state, save_state
+from orchestrator.spec.catalog import PRESETS, estimate_params, objective_of
+from orchestrator.training.checkpoint import CheckpointError, SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.loop import checkpoint_schedule, get_lr, run_trial
@@ -52,7 +52,7 @@ def test_schedule_and_learning_rate():
 
 @pytest.mark.parametrize("objective", ["jepa_good", "jepa_bad", "ntp"])
 def test_parameter_count_matches_estimate(objective):
-    module = TextEncoder(PRESETS["tiny"], vocab_size=436, max_len=64, causal=objective == "ntp")
+    module = TextEncoder(PRESETS["tiny"], vocab_size=436, max_len=64, causal=objective_of(objective).causal)
     assert module.n_params == estimate_params(PRESETS["tiny"], 436, 64, objective)
     assert module.n_params < 1_000_000
 
@@ -94,14 +94,21 @@ def test_training_is_deterministic_for_a_seed():
 
 def test_resume_from_a_saved_checkpoint_equals_an_uninterrupted_run(tmp_path):
     config = trial("jepa_good")
-    _, full = run(config)
+    outcome, full = run(config)
     middle = full[1]  # the 1024-sample checkpoint
-    save_state(tmp_path / "ckpt", middle.state)
-    resumed_state = load_state(tmp_path / "ckpt")
-    assert resumed_state["meta"]["samples_seen"] == 1024
-    _, resumed = run(config, resume=resumed_state)
+    middle.save(tmp_path / "ckpt")
+    loaded = SavedCheckpoint.load(tmp_path / "ckpt", config.key)
+    assert loaded.state.samples_seen == 1024 and loaded.history == middle.history
+    resumed_outcome, resumed = run(config, resume=loaded)
     assert [r.report.samples_seen for r in resumed] == [2000]
     assert values(resumed[0]) == values(full[-1])
+
+    # every row the trial reported, across the resume, travels with its last checkpoint
+    def rows(history):  # a row's wall time is the clock's, not the trial's
+        return [(r.samples_seen, r.metric, r.reference, r.value, r.se) for r in history]
+
+    assert rows(resumed_outcome.last.history) == rows(outcome.last.history) == rows(full[-1].history)
+    assert len(full[-1].history) == sum(len(c.report.rows) for c in full)
 
 
 def test_planted_collapse_is_flagged_and_healthy_run_is_not():
@@ -155,24 +162,23 @@ def test_a_trial_trains_on_file_data(tmp_path):
 def test_a_checkpoint_is_the_owners_alone_and_read_only_by_its_own_trial(tmp_path):
     config = trial("jepa_good")
     _, checkpoints = run(config)
-    state = {**checkpoints[1].state, "report": checkpoints[1].report.as_dict()}
-    save_state(tmp_path / "ckpt", state)
+    checkpoints[1].save(tmp_path / "ckpt")
     assert (tmp_path / "ckpt").stat().st_mode & 0o777 == 0o700
     assert {path.stat().st_mode & 0o777 for path in (tmp_path / "ckpt").iterdir()} == {0o600}
-    assert load_state(tmp_path / "ckpt", config.key)["meta"]["samples_seen"] == 1024
+    assert SavedCheckpoint.load(tmp_path / "ckpt", config.key).state.samples_seen == 1024
     other = trial("jepa_good", seed=1).key
     with pytest.raises(CheckpointError, match=f"belongs to trial {config.key[:10]}…, not {other[:10]}…"):
-        load_state(tmp_path / "ckpt", other)
+        SavedCheckpoint.load(tmp_path / "ckpt", other)
 
 
 def test_a_save_killed_between_its_renames_resumes_from_the_checkpoint_it_moved_aside(tmp_path):
     config = trial("jepa_good")
     _, checkpoints = run(config)
-    first, second = ({**c.state, "report": c.report.as_dict()} for c in checkpoints[1:3])
-    save_state(tmp_path / "ckpt", first)
+    first, second = checkpoints[1:3]
+    first.save(tmp_path / "ckpt")
     (tmp_path / "ckpt").rename(tmp_path / ".ckpt.0badc0de.old")  # the kill: the new one never renamed in
     (tmp_path / ".ckpt.1badc0de.tmp").mkdir()  # and its staging half written
-    assert load_state(tmp_path / "ckpt", config.key)["meta"]["samples_seen"] == 1024
-    save_state(tmp_path / "ckpt", second)
-    assert load_state(tmp_path / "ckpt", config.key)["meta"]["samples_seen"] > 1024
+    assert SavedCheckpoint.load(tmp_path / "ckpt", config.key).state.samples_seen == 1024
+    second.save(tmp_path / "ckpt")
+    assert SavedCheckpoint.load(tmp_path / "ckpt", config.key).state.samples_seen > 1024
     assert [path.name for path in tmp_path.iterdir()] == ["ckpt"]  # the leftovers are gone

@@ -23,6 +23,10 @@ from tests.datasets import file_dataset
 from tests.drivers import expected_rows, start_driver, sweep_raw, wait_for, write_sweep
 from tests.orchestrator import faults
 
+# Sweeps on a real two-node Ray cluster, and real driver processes: run by .ci/run after the
+# README's command.
+pytestmark = pytest.mark.processes
+
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 PLANTED = "postgresql+psycopg://orch:Planted-S3cret@db-host/orch?sslpassword=Planted-Key"
 
@@ -43,7 +47,7 @@ def test_sweep_end_to_end_on_two_nodes(store_url, tmp_path):
     again = run_sweep(spec, store_url, SweepOptions(storage=tmp_path))
     assert again.skipped == 4 and again.counts == {}
     assert len(store.measurements_frame("s")) == len(frame)
-    stored = store.find_sweep("s")["spec_text"]
+    stored = store.find_sweep("s").spec_text
     assert "Planted" not in stored and "orch:***@db-host/orch?sslpassword=***" in stored
     password = make_url(store_url).password
     if password:  # no file the sweep wrote holds the store's password
@@ -60,7 +64,7 @@ def test_a_failed_attempt_is_retried_from_its_checkpoint(tmp_path):
     starts = [json.loads(line)["step"] for line in (tmp_path / "cache" / f"starts-{trial.key}.jsonl").open()]
     assert starts == [0, 1024 // 32]  # the retry resumed at the 1024-sample checkpoint, not step 0
     record = Store.open(url).get_trial(trial.key)
-    assert (record["status"], record["attempts"]) == ("done", 2)
+    assert (record.status, record.attempts) == ("done", 2)
     assert len(Store.open(url).measurements_frame("s")) == expected_rows(trial)
 
 
@@ -176,8 +180,8 @@ def test_a_planted_checkpoint_runs_no_code_and_fails_its_trial_in_one_line(tmp_p
     url = f"sqlite:///{tmp_path / 'orch.db'}"
     outcome = run_sweep(spec, url, SweepOptions(storage=tmp_path, retries=0))
     assert outcome.counts == {"failed": 1} and not marker.exists()
-    reason = Store.open(url).get_trial(trial.key)["reason"]
-    assert f"CheckpointError: checkpoint {folder} holds something other than plain tensors" in reason
+    reason = Store.open(url).get_trial(trial.key).reason
+    assert f"CheckpointError: checkpoint {folder}: model.pt holds objects other than tensors" in reason
 
 
 class PlantedCode:

@@ -15,9 +15,11 @@ from orchestrator.data import world as W
 from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_eval
 from orchestrator.data.prefetch import Prefetcher, ProcessPrefetcher
 from orchestrator.data.shards import resolve_shards
-from orchestrator.data.stream import FileStream, InMemoryStream, open_trial_data
+from orchestrator.data.sources import open_trial_data
+from orchestrator.data.stream import FileStream, InMemoryStream
 from orchestrator.data.tokenizer import BpeTokenizer, ByteTokenizer, encode_examples
 from orchestrator.spec import parse_spec
+from orchestrator.spec.catalog import OBJECTIVES
 from tests.datasets import file_dataset, write_jsonl
 
 KNOBS = W.Knobs(synonyms=4, nuisance=3.0, mention=0.7)
@@ -31,7 +33,9 @@ def test_world_is_reproducible_from_its_seed():
     for name in W.REFERENCES:
         np.testing.assert_array_equal(features_a[name], features_b[name])
     assert other.eval_set(W.STREAM_EVAL, 64)[0] != texts_a
-    assert a.training_texts("jepa_good", 100, 5) == b.training_texts("jepa_good", 100, 5)
+    assert a.training_texts(OBJECTIVES["jepa_good"], 100, 5) == b.training_texts(
+        OBJECTIVES["jepa_good"], 100, 5
+    )
 
 
 def values_named(caption: str) -> dict[str, set[str]]:
@@ -53,7 +57,7 @@ def values_named(caption: str) -> dict[str, set[str]]:
 
 def test_world_views_differ_as_designed():
     world = W.World(0, KNOBS)
-    for caption_a, caption_b in world.training_texts("jepa_good", 0, 50):
+    for caption_a, caption_b in world.training_texts(OBJECTIVES["jepa_good"], 0, 50):
         assert caption_a and caption_b and set(caption_a.split()) <= set(world.words)
     eval_texts, _ = world.eval_set(W.STREAM_EVAL, 32)
     retrieval_texts, _ = world.eval_set(W.STREAM_RETRIEVAL, 32)
@@ -64,7 +68,10 @@ def test_world_views_differ_as_designed():
         both = [(x, y) for x, y in named if x and y]
         return np.mean([bool(x & y) for x, y in both])
 
-    good, bad = world.training_texts("jepa_good", 0, 600), world.training_texts("jepa_bad", 0, 600)
+    good, bad = (
+        world.training_texts(OBJECTIVES["jepa_good"], 0, 600),
+        world.training_texts(OBJECTIVES["jepa_bad"], 0, 600),
+    )
     # Good views name one scene; bad views (two chunks of one document) share its setting only.
     assert agree(good, "shape") == 1.0 and agree(good, "setting") == 1.0
     assert agree(bad, "setting") == 1.0 and agree(bad, "shape") < 0.5
@@ -72,7 +79,7 @@ def test_world_views_differ_as_designed():
 
 def test_words_are_not_factors():
     world = W.World(0, KNOBS)
-    captions = [a for a, _ in world.training_texts("jepa_good", 0, 400)]
+    captions = [a for a, _ in world.training_texts(OBJECTIVES["jepa_good"], 0, 400)]
     red = [c for c in captions if "red" in values_named(c)["colour"]]
     forms = {w for c in red for w in c.split() if w.removesuffix("s") in W.forms("red", KNOBS.synonyms)}
     assert forms == set(W.forms("red", KNOBS.synonyms))  # each value through all its synonyms

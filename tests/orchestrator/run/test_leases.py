@@ -3,11 +3,15 @@ no row is written twice; a dead driver's trials are taken over, a live one's are
 
 import time
 
+import pytest
+
 from db import Store
 from orchestrator.run.plan import trial_rows
 from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import load_spec, parse_spec
 from tests.drivers import expected_rows, start_driver, sweep_raw, write_sweep
+
+pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command
 
 
 def test_two_drivers_started_together_share_the_sweep_and_train_each_trial_once(
@@ -39,8 +43,8 @@ def test_a_live_lease_is_left_alone_and_a_stale_one_taken_over(tmp_path, ray_clu
     outcome = run_sweep(spec, url, options)  # its heartbeat is fresh: the trial is left to it
     assert (outcome.leased, outcome.counts) == (1, {})
     assert "1 run by another driver (live lease)" in outcome.summary()
-    assert store.get_trial(trial.key)["attempts"] == 0
+    assert store.get_trial(trial.key).attempts == 0
     time.sleep(2.5)  # the other driver went quiet (SIGKILL, a lost machine)
     outcome = run_sweep(spec, url, options)
     assert (outcome.leased, outcome.counts) == (0, {"done": 1})
-    assert store.get_trial(trial.key)["lease_owner"] is None
+    assert store.get_trial(trial.key).lease_owner is None

@@ -5,8 +5,12 @@ is a count it schedules by; the trials find no CUDA device and train on the CPU.
 import os
 from pathlib import Path
 
+import pytest
+
 from db import Store
 from tests.drivers import start_driver, sweep_raw, write_sweep
+
+pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command
 
 
 def most_at_once(intervals: list[tuple[float, float]]) -> int:

@@ -1,0 +1,214 @@
+"""The fit report's tables, one function each, keyed by an id: `report.md`, `report.html` and the
+CLI's text show the same tables with the same cell formatter (`text.cell`)."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fits.level import LEVEL, Z
+from fits.results import FitRun, GapEstimate
+
+__all__ = ["TABLES", "Table", "gap_ratio", "lmfit_reports", "published_table", "tables"]
+
+
+@dataclass(frozen=True)
+class Table:
+    id: str  # stable: the HTML element's id, and how a page picks a table
+    title: str
+    headers: list[str]
+    rows: list[list]
+
+
+def _samples(samples: float) -> str:
+    return f"{round(samples):,}"
+
+
+def _interval(pair) -> str:
+    return f"[{pair[0]:.4f}, {pair[1]:.4f}]"
+
+
+def _values(fit) -> str:
+    return " ".join(f"{k}={v:.4g}±{fit.errors[k]:.2g}" for k, v in fit.values.items())
+
+
+def gap_ratio(gap: GapEstimate) -> str:
+    """The headline only where the data identify it; else the bound, or 'not identifiable'."""
+    if gap.identifiable:
+        return f"{gap.ratio:.3g}x [{gap.ci[0]:.3g}, {gap.ci[1]:.3g}]"
+    if gap.bound:
+        return f"not identifiable; {gap.bound}"
+    return "not identifiable"
+
+
+def fits_table(run: FitRun) -> Table:
+    rows = [
+        [
+            c.name,
+            f"{name} ({c.ensemble.weights.get(name, 0):.0%})",
+            _values(fit),
+            fit.aicc,
+            fit.lof_p,
+            " ".join(fit.flags) or "-",
+        ]
+        for c in run.curves
+        for name, fit in sorted(c.fits.items(), key=lambda item: -c.ensemble.weights.get(item[0], 0))
+    ]
+    headers = ["curve", "law (weight)", "parameters", "AICc", "lof_p", "flags"]
+    return Table("fits", f"Fits ({run.options.metric})", headers, rows)
+
+
+def profile_table(run: FitRun) -> Table:
+    """`--profile`: the heaviest law's key parameters, the covariance interval beside lmfit's
+    profile-likelihood interval (the two part where the covariance is a poor guide)."""
+    rows = []
+    for c in run.curves:
+        fit = c.fit
+        for name, interval in (c.profile or {}).items():
+            value, error = fit.values[name], fit.errors[name]
+            covariance = f"[{value - Z * error:.4g}, {value + Z * error:.4g}]"
+            found = interval if isinstance(interval, str) else f"[{interval[0]:.4g}, {interval[1]:.4g}]"
+            rows.append([c.name, fit.law, name, value, covariance, found])
+    headers = ["curve", "law", "parameter", "value", f"{LEVEL:.0%} (covariance)", f"{LEVEL:.0%} (profile)"]
+    return Table("profile", "Profile-likelihood intervals of the heaviest laws", headers, rows)
+
+
+def lmfit_reports(run: FitRun) -> list[tuple[str, str]]:
+    """(curve, lmfit's `fit_report`) for the heaviest law of each curve."""
+    return [
+        (
+            f"{c.name}: {c.fit.law}",
+            c.fit.model_result.fit_report()
+            if c.fit.model_result is not None
+            else "a Huber fit: finished by the batched solver's reweighting (lmfit has no Huber loss on "
+            "log residuals)",
+        )
+        for c in run.curves
+    ]
+
+
+def forecasts_table(run: FitRun) -> Table:
+    rows = [
+        [
+            c.name,
+            _samples(f.samples),
+            "withheld" if f.withheld else f.prediction,
+            _interval(f.ci),
+            _interval(f.pi),
+            f"{f.extrapolation:.3g}x",
+            " ".join(f.flags) or "-",
+        ]
+        for c in run.curves
+        for f in c.forecasts
+    ]
+    headers = ["curve", "S", "prediction", f"{LEVEL:.0%} CI", f"{LEVEL:.0%} PI", "extrapolation", "flags"]
+    return Table("forecasts", "Forecasts", headers, rows)
+
+
+def held_out_table(run: FitRun) -> Table:
+    rows = [
+        [
+            c.name,
+            _samples(h.samples),
+            h.observed,
+            h.prediction,
+            f"{h.z:+.2f}",
+            "yes" if h.within_seed_noise else "NO",
+        ]
+        for c in run.curves
+        for h in c.held_out
+    ]
+    headers = ["curve", "S", "observed", "predicted", "z", "within noise"]
+    return Table("held-out", "Held-out cells", headers, rows)
+
+
+def gaps_table(run: FitRun) -> Table:
+    rows = [
+        [
+            f"{g.faster}:{g.slower}",
+            f"{g.model} vs {g.reference}",
+            g.target,
+            _samples(g.samples_a) if g.samples_a else "-",
+            _samples(g.samples_b) if g.samples_b else "-",
+            gap_ratio(g),
+            f"{g.flops_ratio:.3g}x" if g.flops_ratio and g.identifiable else "-",
+            "; ".join(g.reasons) or "-",
+            " ".join(g.flags),
+        ]
+        for g in run.gaps
+    ]
+    headers = ["A:B", "curve", "a*", "N_A*", "N_B*", "R (samples)", "R (FLOPs)"]
+    return Table("gaps", "Sample gaps", [*headers, "not identifiable because", "flags"], rows)
+
+
+def backtests_table(run: FitRun) -> Table:
+    rows = [
+        [
+            f"{row['ratio']}x",
+            row["curves"],
+            row["median_abs_error"],
+            row["median_rel_error"],
+            row["rms_z"],
+            f"{row['coverage']:.0%}",
+        ]
+        for row in run.backtest()
+    ]
+    headers = ["k", "curves", "median |error|", "median rel. error", "rms z", f"{LEVEL:.0%} PI coverage"]
+    return Table("backtests", "Backtests: fit on S <= S_max / k, forecast S_max", headers, rows)
+
+
+def joint_table(run: FitRun) -> Table:
+    rows = [
+        [
+            f"{key['objective']} vs {key['reference']}",
+            _values(fit),
+            f"{fit.held_out_size:.3g}",
+            f"{sum(c.covered for c in fit.cells)} of {len(fit.cells)}",
+        ]
+        for key, fit in run.joint
+    ]
+    title = "Joint law a(N, S): fitted on the smaller models, forecasting the largest"
+    return Table("joint", title, ["curves", "parameters", "held-out N", "inside the PI"], rows)
+
+
+def earlier_table(run: FitRun) -> Table:
+    rows = [
+        [e.name, _samples(e.samples), e.prediction, _interval(e.pi), e.observed, e.verdict]
+        for e in run.earlier
+    ]
+    headers = ["curve", "S", "forecast", f"{LEVEL:.0%} PI", "observed", "verdict"]
+    return Table("earlier", "Earlier forecasts", headers, rows)
+
+
+def published_table(run: FitRun) -> Table:
+    """Naive gaps between published single checkpoints measured like these curves (same
+    reference and eval set): their own table, never mixed with the measured gaps."""
+    rows = [
+        [
+            f"{g.faster}:{g.slower}",
+            g.model,
+            f"{g.reference} ({g.eval_set})",
+            g.target,
+            gap_ratio(g),
+            " ".join(g.flags),
+        ]
+        for g in run.published
+    ]
+    headers = ["A:B", "models", "reference", "a*", "R", "flags"]
+    return Table("published", "Published checkpoints (not measured here)", headers, rows)
+
+
+# Every table of a fit run, in the order the text and markdown report show them.
+TABLES: dict[str, Callable[[FitRun], Table]] = {
+    "fits": fits_table,
+    "profile": profile_table,
+    "forecasts": forecasts_table,
+    "held-out": held_out_table,
+    "gaps": gaps_table,
+    "backtests": backtests_table,
+    "joint": joint_table,
+    "earlier": earlier_table,
+}
+
+
+def tables(run: FitRun) -> list[Table]:
+    """The run's tables in `TABLES` order (empty ones included: callers skip them)."""
+    return [table(run) for table in TABLES.values()]

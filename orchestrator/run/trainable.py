@@ -1,0 +1,92 @@
+"""The worker's side of a sweep: what one Ray Tune trial runs, on whichever node Tune places it.
+
+The driver hands the trials their `TrialCell`s (config and resources) through Ray's object store
+(`tune.with_parameters`), and Tune's param space holds each trial's key: Tune swaps any object in
+a param space for a placeholder that the driver's callbacks could not read. The worker resumes
+from the trial key's `SavedCheckpoint`, trains, saves a checkpoint and reports its
+`CheckpointReport` at every checkpoint. Everything here runs on a worker; the driver's code is in
+`run.scheduler` and `run.callbacks`, which read what this reports under `REPORT_KEY`.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from orchestrator.spec import TrialConfig
+
+__all__ = ["REPORT_KEY", "RESUMED_KEY", "TrialCell", "key_of", "trainable"]
+
+REPORT_KEY = "orch_checkpoint"  # the key of a trial's Tune result that carries its report
+RESUMED_KEY = "orch_resumed_at"  # present in the first result of a trial resumed from a checkpoint
+
+
+@dataclass(frozen=True)
+class TrialCell:
+    """One grid cell of Tune's param space: the trial and what it asks of a node."""
+
+    config: TrialConfig
+    cpu: float
+    gpu: float
+
+    @property
+    def key(self) -> str:
+        return self.config.key
+
+
+def key_of(trial: Any) -> str:
+    """The key of the trial a Tune trial runs (its param space's one value)."""
+    return trial.config["trial"]
+
+
+def _pick_device(gpus: float) -> str:
+    """CUDA when Ray gave this trial a GPU and torch sees one, else the CPU."""
+    import ray
+    import torch
+
+    if gpus > 0 and ray.get_gpu_ids() and torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def trainable(
+    config: dict, cells: dict[str, TrialCell], storage: str, runner: Callable[..., Any] | None
+) -> None:
+    """One Ray Tune trial: resume from this key's checkpoint if there is one, train, report."""
+    import socket
+
+    import ray
+    import torch
+    from ray import tune
+
+    from orchestrator.training.checkpoint import SavedCheckpoint
+    from orchestrator.training.loop import run_trial
+
+    cell = cells[config["trial"]]
+    directory = Path(storage) / "checkpoints" / cell.key
+    torch.set_num_threads(max(1, int(cell.cpu)))
+    node = ray.get_runtime_context().get_node_id()[:8]  # tells apart nodes that share a hostname
+
+    def on_checkpoint(checkpoint: SavedCheckpoint) -> None:
+        checkpoint.save(directory)
+        tune.report({REPORT_KEY: checkpoint.report.as_dict()})  # Tune keeps no copy of the folder
+
+    saved = SavedCheckpoint.load(directory, cell.key)  # CheckpointError: the trial fails, naming it
+    if saved is not None:
+        # The driver may have died before rows reached the store, or this is another store run
+        # from the same folder: report every row the trial has made (writes are idempotent,
+        # so each store ends with each row once), and stop if the trial had finished.
+        every_row = replace(saved.report, rows=saved.history).as_dict()
+        finished = saved.report.status.finished
+        resumed = {} if finished else {RESUMED_KEY: saved.report.samples_seen}
+        tune.report({REPORT_KEY: every_row, **resumed})
+        if finished:
+            return
+    (runner or run_trial)(
+        cell.config,
+        on_checkpoint,
+        resume=saved,
+        device=_pick_device(cell.gpu),
+        cache_dir=Path(storage) / "cache",
+        host=f"{socket.gethostname()}/{node}",
+    )
