@@ -15,6 +15,7 @@ from db.rows import (
     TrialMeasurement,
     TrialRow,
     TrialState,
+    checked,
     columns,
 )
 from db.schema import SCHEMA_VERSION, WIDTHS
@@ -44,6 +45,7 @@ __all__ = [
     "TrialRow",
     "TrialState",
     "TrialStatus",
+    "checked",
     "columns",
     "mask_text",
     "mask_url",

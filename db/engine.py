@@ -10,10 +10,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from db.errors import StoreURLError
+from db.waits import lock_wait_s
 
 __all__ = [
     "RACES",
-    "empty_sqlite_file",
     "engine_for",
     "mask_text",
     "mask_url",
@@ -60,7 +60,10 @@ def _mask_parameter(pair: str) -> str:
     return f"{name}=***" if equals and name.lower() in SECRET_PARAMETERS else pair
 
 
-def engine_for(url: str) -> Engine:
+def engine_for(url: str, make_folder: bool = True) -> Engine:
+    """The engine for a store URL (nothing is opened yet); a SQLite store's folder is made when
+    `make_folder` (a writer), and a reader's store file must exist."""
+    _check_user_info(url)
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -76,19 +79,24 @@ def engine_for(url: str) -> Engine:
                 f"{mask_url(url)}: an in-memory store keeps nothing after the command (give a file: "
                 "sqlite:///orch.db)"
             )
-        folder = Path(parsed.database).expanduser().parent
+        path = Path(parsed.database).expanduser()
+        if not make_folder and not path.is_file():
+            raise StoreURLError(
+                f"store {mask_url(url)} does not exist (nothing to read; nothing was written)"
+            )
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             why = "a file is in the way" if isinstance(error, FileExistsError) else error.strerror
-            raise StoreURLError(f"{mask_url(url)}: cannot make its folder {folder} ({why})") from None
-        engine = create_engine(parsed, connect_args={"timeout": 60})
+            raise StoreURLError(f"{mask_url(url)}: cannot make its folder {path.parent} ({why})") from None
+        engine = create_engine(parsed, connect_args={"timeout": lock_wait_s()})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     if parsed.drivername == "postgresql+psycopg":
         # A host that accepts connections and never answers must not hang a command: libpq's
         # connect_timeout, unless the URL sets its own (?connect_timeout=N).
         waits = {} if "connect_timeout" in parsed.query else {"connect_timeout": CONNECT_TIMEOUT_S}
+        waits["options"] = f"-c lock_timeout={lock_wait_s() * 1000:.0f}"  # a lock is waited for, not forever
         return create_engine(parsed, pool_pre_ping=True, connect_args=waits)
     raise StoreURLError(
         f"{mask_url(url)}: unsupported database '{parsed.drivername}' "
@@ -96,15 +104,20 @@ def engine_for(url: str) -> Engine:
     )
 
 
-def empty_sqlite_file(engine: Engine) -> bool:
-    """Whether the engine's database is a SQLite file of 0 bytes."""
-    database = engine.url.database
-    return engine.dialect.name == "sqlite" and Path(database).stat().st_size == 0
+def _check_user_info(url: str) -> None:
+    """An '@' inside the password must be escaped (%40): unescaped, the driver would read the
+    password's tail as the host, and its error would print it."""
+    rest = url.partition("://")[2]
+    address = rest.split("?", 1)[0].rsplit("/", 1)[0]
+    if address.count("@") > 1:
+        raise StoreURLError(
+            f"{mask_url(url)}: the user name or password holds an unescaped '@' (write it as %40)"
+        )
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA busy_timeout=60000")  # first, so that the switch to WAL waits too
+    cursor.execute(f"PRAGMA busy_timeout={lock_wait_s() * 1000:.0f}")  # first: the switch to WAL waits too
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()

@@ -1,24 +1,29 @@
 """Opening a store: one transaction's error mapping, and a schema made, checked or upgraded
 before the first read or write. Functions of an engine, so that `Store` holds only the record."""
 
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
 
-from sqlalchemy import Connection, Engine, Insert, Table, inspect, select
+from sqlalchemy import Connection, Engine, Insert, Table
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
 import db.migrations as migrations
 import db.schema as schema
-from db.engine import RACES, empty_sqlite_file
+from db.engine import RACES
 from db.errors import StoreError, StoreUnreachable, StoreURLError
 from db.schema import SCHEMA_VERSION
+from db.survey import Survey, survey_connection, survey_sqlite
+from db.waits import Notify, lock_wait_s
 
 __all__ = ["ensure_schema", "insert_for", "transaction"]
 
 T = TypeVar("T")
+FULL_BELOW_BYTES = 1 << 20  # less free space than this beside a store that failed to write: a full disk
 
 
 @contextmanager
@@ -29,9 +34,24 @@ def transaction(engine: Engine, url: str) -> Iterator[Connection]:
         with engine.begin() as connection:
             yield connection
     except SQLAlchemyError as error:
-        reason = str(error.orig if getattr(error, "orig", None) else error).splitlines()[0]
+        reason = _in_words(engine, str(error.orig if getattr(error, "orig", None) else error).splitlines()[0])
         unreachable = isinstance(error, OperationalError | InterfaceError)  # not a bad row
         raise (StoreUnreachable if unreachable else StoreError)(f"store {url}: {reason}") from None
+
+
+def _in_words(engine: Engine, reason: str) -> str:
+    """The driver's reason, said plainly where SQLite's is cryptic: a lock another process held
+    past the wait, or a disk that is full ('disk I/O error' is often that)."""
+    if "database is locked" in reason:
+        return (
+            f"locked by another process for more than {lock_wait_s():g} s ({reason}); run the command again"
+        )
+    if engine.dialect.name == "sqlite" and ("disk is full" in reason or "disk I/O error" in reason):
+        folder = Path(engine.url.database).resolve().parent
+        free = shutil.disk_usage(folder).free
+        if free < FULL_BELOW_BYTES:
+            return f"the disk is full ({free:,} bytes free in {folder}; {reason}): free some space and rerun"
+    return reason
 
 
 def insert_for(engine: Engine, table: Table) -> Insert:
@@ -40,16 +60,12 @@ def insert_for(engine: Engine, table: Table) -> Insert:
     return dialect.insert(table)
 
 
-def ensure_schema(engine: Engine, url: str, upgrade: bool, create: bool) -> int | None:
-    """Create a new store's tables; return the version an older store was upgraded from."""
-    # A reader never opens a 0-byte SQLite file: opening writes SQLite's header (WAL mode).
-    found = (
-        None if not create and empty_sqlite_file(engine) else _retrying(lambda: _schema_version(engine, url))
-    )
+def ensure_schema(engine: Engine, url: str, upgrade: bool, create: bool, notify: Notify = None) -> int | None:
+    """Create a new store's tables; return the version an older store was upgraded from. A
+    database that is not orch's (`db.survey`) is refused before anything is written to it."""
+    found = _retrying(lambda: _survey(engine, url, notify)).schema_version(url)
     if found is None and not create:
-        raise StoreURLError(
-            f"store {url} holds no orch tables (an empty or foreign database); nothing was written"
-        )
+        raise StoreURLError(f"store {url} holds no orch tables (an empty database); nothing was written")
     if found is None:
         _retrying(lambda: _create_schema(engine, url))
         return None
@@ -82,14 +98,12 @@ def _retrying(action: Callable[[], T]) -> T | None:
     return None
 
 
-def _schema_version(engine: Engine, url: str) -> int | None:
+def _survey(engine: Engine, url: str, notify: Notify) -> Survey:
+    """What the database holds; a SQLite file read-only, before the engine (WAL) opens it."""
+    if engine.dialect.name == "sqlite":
+        return survey_sqlite(Path(engine.url.database), url, notify)
     with transaction(engine, url) as connection:
-        if not inspect(connection).has_table("orch_meta"):
-            return None
-        row = connection.execute(
-            select(schema.orch_meta.c.value).where(schema.orch_meta.c.key == "schema")
-        ).first()
-    return int(row.value) if row else None
+        return survey_connection(connection)
 
 
 def _create_schema(engine: Engine, url: str) -> None:

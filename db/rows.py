@@ -2,8 +2,9 @@
 what the fits read back. Both sides import these; a renamed field fails in review, not in a
 running sweep."""
 
+import types
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, get_type_hints
 
 from db.status import TrialStatus
 
@@ -19,6 +20,7 @@ __all__ = [
     "TrialMeasurement",
     "TrialRow",
     "TrialState",
+    "checked",
     "columns",
 ]
 
@@ -26,6 +28,38 @@ __all__ = [
 def columns(row_type: type) -> list[str]:
     """The field names of a row type, in order: the columns of its frame."""
     return [field.name for field in fields(row_type)]
+
+
+def checked(row_type: type, raw: Any, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`raw` (JSON read back from a file) as `row_type`'s fields, each of the type it declares
+    (an int is a float, a bool is no number); a TypeError names the first that is not. Fields in
+    `skip` are the caller's to check."""
+    name = row_type.__name__
+    if not isinstance(raw, dict):
+        raise TypeError(f"{name}: expected an object, got {type(raw).__name__}")
+    hints = get_type_hints(row_type)
+    if missing := [field for field in hints if field not in raw]:
+        raise TypeError(f"{name}: missing {', '.join(missing)}")
+    if extra := [field for field in raw if field not in hints]:
+        raise TypeError(f"{name}: unknown {', '.join(map(str, extra))}")
+    for field, hint in hints.items():
+        if field not in skip and not _holds(hint, raw[field]):
+            raise TypeError(f"{name}.{field}: {raw[field]!r} is not {getattr(hint, '__name__', hint)}")
+    return {field: raw[field] for field in hints}
+
+
+def _holds(hint: Any, value: Any) -> bool:
+    if isinstance(hint, types.UnionType):
+        return any(_holds(part, value) for part in hint.__args__)
+    if hint is type(None):
+        return value is None
+    if isinstance(value, bool):
+        return hint is bool
+    if hint is float:
+        return isinstance(value, int | float)
+    if isinstance(hint, type) and issubclass(hint, TrialStatus):
+        return value in set(TrialStatus)
+    return isinstance(value, hint)
 
 
 @dataclass(frozen=True)
@@ -46,6 +80,11 @@ class Measurement:
     null_mean: float | None  # the score against shuffled references: mean and 95th percentile
     null_p95: float | None
     chance: float | None  # the metric's expected value for unrelated features
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> "Measurement":
+        """A row read back from a trial's report or history, checked field by field."""
+        return cls(**checked(cls, raw))
 
 
 @dataclass(frozen=True)
@@ -141,10 +180,13 @@ class CheckpointReport:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> "CheckpointReport":
-        values = {name: raw[name] for name in columns(cls)}
-        values["status"] = TrialStatus(raw["status"])
-        values["rows"] = tuple(Measurement(**row) for row in raw["rows"])
+    def from_dict(cls, raw: Any) -> "CheckpointReport":
+        """The report a trial sent, checked field by field (TypeError names what is wrong)."""
+        values = checked(cls, raw, skip=("rows",))
+        if not isinstance(values["rows"], list | tuple):
+            raise TypeError(f"CheckpointReport.rows: expected a list, got {type(values['rows']).__name__}")
+        values["status"] = TrialStatus(values["status"])
+        values["rows"] = tuple(Measurement.from_dict(row) for row in values["rows"])
         return cls(**values)
 
 

@@ -34,6 +34,7 @@ from db.rows import (
     columns,
 )
 from db.status import ALLOWED_FROM, FINISHED, TrialStatus
+from db.waits import Notify, watch_waits
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,17 +45,19 @@ __all__ = ["Store"]
 class Store:
     """The record of sweeps, trials, measurements, baselines, fits, forecasts and gaps."""
 
-    def __init__(self, url: str, upgrade: bool = False, create: bool = True) -> None:
+    def __init__(self, url: str, upgrade: bool = False, create: bool = True, notify: Notify = None) -> None:
         self.url = mask_url(url)
-        self._engine = engine_for(url)
-        self.upgraded_from = ensure_schema(self._engine, self.url, upgrade, create)
+        self._engine = engine_for(url, make_folder=create)
+        watch_waits(self._engine, self.url, notify)
+        self.upgraded_from = ensure_schema(self._engine, self.url, upgrade, create, notify)
         self._batch: Connection | None = None  # the open transaction of `batch()`
 
     @classmethod
-    def open(cls, url: str, upgrade: bool = False, create: bool = True) -> "Store":
+    def open(cls, url: str, upgrade: bool = False, create: bool = True, notify: Notify = None) -> "Store":
         """The store at `url`, created when new (unless `create` is false: a reader refuses a
-        database without orch's tables, and writes nothing); `upgrade` migrates an older one."""
-        return cls(url, upgrade, create)
+        database without orch's tables, and writes nothing); `upgrade` migrates an older one.
+        A database that is not orch's is refused (`db.survey`); `notify` hears of long waits."""
+        return cls(url, upgrade, create, notify)
 
     def close(self) -> None:
         self._engine.dispose()

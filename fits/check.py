@@ -12,7 +12,9 @@ from fits.results import FitOptions, FitSettings
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["check_options"]
+__all__ = ["MAX_BOOTSTRAP", "check_options"]
+
+MAX_BOOTSTRAP = 10_000  # refits per law and curve
 
 
 def check_options(
@@ -26,6 +28,7 @@ def check_options(
     """Every option names something the sweep has, or a FitError; returns the warnings for
     options that run with a caveat. `schedules`: objective -> its learning-rate schedule."""
     objectives = sorted(set(trials.objective))
+    _check_numbers(settings)
     for pair in settings.gaps:
         _check_gap(pair, sweep, objectives)
     low, high = settings.span
@@ -56,10 +59,28 @@ def check_options(
     return []
 
 
+def _check_numbers(options: FitOptions) -> None:
+    """Options that are numbers: finite, in range, and only where they mean something."""
+    if options.huber is not None and not (math.isfinite(options.huber) and options.huber > 0):
+        raise FitError(f"--huber-delta {options.huber}: give a positive number of log units (default 0.01)")
+    if options.bootstrap > MAX_BOOTSTRAP:
+        raise FitError(
+            f"--bootstrap {options.bootstrap}: at most {MAX_BOOTSTRAP:,} refits (each law is refitted that "
+            "many times per curve; 4,000 already give bands stable to their third digit)"
+        )
+    if options.gap_at is not None and options.at_alignment is not None:
+        raise FitError("--at and --at-alignment both name the gap's level: give one of them")
+    level = "--at" if options.gap_at is not None else "--at-alignment"
+    if (options.gap_at is not None or options.at_alignment is not None) and not options.gaps:
+        raise FitError(f"{level} sets the level of a gap: give the gap too (--gap A:B)")
+
+
 def _check_gap(pair: str, sweep: str, objectives: list[str]) -> None:
     names = pair.split(":")
     if len(names) != 2 or not all(names):
         raise FitError(f"--gap {pair!r}: write A:B, two objectives of the sweep ({', '.join(objectives)})")
+    if names[0] == names[1]:
+        raise FitError(f"--gap {pair}: a gap compares two objectives; name two different ones")
     for name in names:
         if name not in objectives:
             hint = did_you_mean(name, objectives)

@@ -1,6 +1,9 @@
 """Feature files for `orch align`: .npy (one matrix) or .npz (one matrix per layer)."""
 
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -8,7 +11,9 @@ import numpy as np
 from orchestrator.data.matrices import check_matrix, load_arrays
 from orchestrator.errors import InputError
 
-__all__ = ["load_layers", "score_files"]
+__all__ = ["TICK_S", "load_layers", "score_files"]
+
+TICK_S = 15.0  # a metric still scoring after this long is said, and again every TICK_S
 
 
 def load_layers(path: Path) -> list[tuple[str, np.ndarray]]:
@@ -20,8 +25,33 @@ def load_layers(path: Path) -> list[tuple[str, np.ndarray]]:
     ]
 
 
-def score_files(path_a: Path, path_b: Path, metrics: Sequence[str], clamp: bool) -> list[dict]:
-    """Every metric, maximised over layer pairs, for two feature files with paired rows."""
+@contextmanager
+def _ticking(notify: Callable[[str], None], doing: str) -> Iterator[None]:
+    """Say `doing` every TICK_S while the block runs (a short block says nothing)."""
+    started, done = time.monotonic(), threading.Event()
+
+    def tick() -> None:
+        while not done.wait(TICK_S):
+            notify(f"{doing}: {time.monotonic() - started:.0f} s so far")
+
+    thread = threading.Thread(target=tick, name="orch-align-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def score_files(
+    path_a: Path,
+    path_b: Path,
+    metrics: Sequence[str],
+    clamp: bool,
+    notify: Callable[[str], None] = lambda text: None,
+) -> list[dict]:
+    """Every metric, maximised over layer pairs, for two feature files with paired rows; a
+    metric that takes long is said through `notify` while it runs, and when it ends."""
     from orchestrator.alignment import AlignmentError, max_over_layers, metric_function, prepare
 
     layers_a, layers_b = load_layers(path_a), load_layers(path_b)
@@ -36,11 +66,17 @@ def score_files(path_a: Path, path_b: Path, metrics: Sequence[str], clamp: bool)
     prepared_a = [prepare(array.astype(np.float64), quantile) for _, array in layers_a]
     prepared_b = [prepare(array.astype(np.float64), quantile) for _, array in layers_b]
     rows = []
+    pairs = len(prepared_a) * len(prepared_b)
     for metric in metrics:
+        started = time.monotonic()
+        doing = f"scoring {metric} on {rows_a:,} rows over {pairs} layer pair{'s' * (pairs > 1)}"
         try:
-            score = metric_function(metric)
-            value, i, j = max_over_layers(score, prepared_a, prepared_b)
+            with _ticking(notify, doing):
+                score = metric_function(metric)
+                value, i, j = max_over_layers(score, prepared_a, prepared_b)
         except (ValueError, AlignmentError) as error:
             raise InputError(f"--metric {metric}: {error}") from None
+        if (took := time.monotonic() - started) >= TICK_S:
+            notify(f"{metric}: {value:.4g} ({took:.0f} s)")
         rows.append({"metric": metric, "value": value, "layer_a": layers_a[i][0], "layer_b": layers_b[j][0]})
     return rows

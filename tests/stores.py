@@ -18,22 +18,23 @@ CHANCE, NULL_P95 = 10 / 1023, 0.012  # mutual 10-NN on 1024 eval items
 SIM_DESIGN = SweepDesign(points="final", holdout_above=None, ranges={"mutual_knn@10": (0.0, 1.0)})
 
 
-def simulated_store(url: str, ntp_sizes: int | None = None) -> Store:
-    """A sweep's store as `orch sweep` leaves it, from known laws with seed noise."""
+def simulated_store(url: str, ntp_sizes: int | None = None, sizes=SIZES, seeds: int = 3) -> Store:
+    """A sweep's store as `orch sweep` leaves it, from known laws with seed noise: every size
+    but the last fitted, the last held out."""
     rng = np.random.default_rng(0)
     store = Store.open(url)
     laws = {"jepa_good": (0.2, 0.05, 0.4), "ntp": (0.2, 0.05 * PLANTED_GAP**0.4, 0.4)}
-    grid = {"objective": list(laws), "model": ["base"], "data_size": SIZES, "seed": [0, 1, 2]}
-    raw = {"name": "sim", "grid": grid, "train": {"lr": 1e-3}, "holdout": {"data_size": SIZES[-1:]}}
+    grid = {"objective": list(laws), "model": ["base"], "data_size": list(sizes), "seed": list(range(seeds))}
+    raw = {"name": "sim", "grid": grid, "train": {"lr": 1e-3}, "holdout": {"data_size": list(sizes[-1:])}}
     recipe = parse_spec(raw, "sim.yaml").trials[0]
     rows, measurements = [], []
     for objective, law in laws.items():
-        for size in SIZES if objective == "jepa_good" or ntp_sizes is None else SIZES[-ntp_sizes - 1 : -1]:
-            for seed in range(3):
+        for size in sizes if objective == "jepa_good" or ntp_sizes is None else sizes[-ntp_sizes - 1 : -1]:
+            for seed in range(seeds):
                 key = f"{objective}-{size}-{seed}".ljust(64, "0")
                 config = replace(recipe, objective=objective, data_size=size, seed=seed).to_json()
                 trial = {"config": config, "objective": objective, "model": "base", "data_size": size}
-                trial |= {"seed": seed, "budget_samples": size, "held_out": size == SIZES[-1]}
+                trial |= {"seed": seed, "budget_samples": size, "held_out": size == sizes[-1]}
                 rows.append(trial_row(key, **trial))
                 for samples in (0, size):
                     noise = rng.normal(0, 0.003 if samples == 0 else 0.004)

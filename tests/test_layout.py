@@ -18,6 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     "foundation": set(),  # FOUNDATION: the root error, sizes, the version; every room may import it
     "db": {"foundation"},
     "orchestrator.errors": {"foundation"},
+    "orchestrator.interrupts": set(),  # SIGTERM as Ctrl-C, and signals held back over a commit
     "orchestrator.spec": {"orchestrator.errors", "foundation"},
     "orchestrator.data": {"orchestrator.spec", "orchestrator.errors", "foundation"},
     "orchestrator.alignment": {"orchestrator.spec", "foundation"},
@@ -34,6 +35,7 @@ ALLOWED: dict[str, set[str]] = {
         "orchestrator.training",
         "db",
         "orchestrator.errors",
+        "orchestrator.interrupts",
         "foundation",
     },
     "orchestrator.features": {

@@ -90,18 +90,12 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
                 "withheld", (forecast.samples, forecast.pi[1]), color=colour, fontsize=6, ha="center"
             )
             continue
+        # The PI as a bar and the prediction as a diamond: with few points the mixture's mean
+        # may lie outside its draws' interval, which an error bar could not draw.
         low, high = forecast.pi
-        axes.errorbar(
-            [forecast.samples],
-            [forecast.prediction],
-            yerr=[[forecast.prediction - low], [high - forecast.prediction]],
-            fmt="D",
-            color=colour,
-            mfc="white",
-            ms=5,
-            capsize=3,
-            lw=1,
-        )
+        axes.plot([forecast.samples] * 2, [low, high], "-", color=colour, lw=1)
+        axes.plot([forecast.samples] * 2, [low, high], "_", color=colour, ms=6)
+        axes.plot([forecast.samples], [forecast.prediction], "D", color=colour, mfc="white", ms=5)
     if curve.random_init is not None:
         axes.axhline(
             curve.random_init,

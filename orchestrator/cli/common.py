@@ -15,7 +15,9 @@ from orchestrator.spec import DEFAULT_STORE
 __all__ = [
     "SizeParam",
     "emit_json",
+    "open_store",
     "open_sweep",
+    "say",
     "store_exists",
     "store_option",
     "store_url",
@@ -39,14 +41,27 @@ def store_option(command: Any) -> Any:
     )(command)
 
 
+def say(text: str) -> None:
+    """A line on stderr, as every notice of a command is (stdout is data)."""
+    click.echo(f"orch: {text}", err=True)
+
+
+def open_store(url: str, create: bool = False, upgrade: bool = False) -> Any:
+    """The store at `url`, its long waits said on stderr; a reader (`create` false) never
+    creates one, and a database that is not orch's is refused before anything is written."""
+    from db import Store
+
+    return Store.open(url, upgrade=upgrade, create=create, notify=say)
+
+
 def open_sweep(ctx: click.Context, name: str | None) -> tuple[Any, str]:
     """(store, sweep name) for a command that reads results: the named sweep, else the newest."""
-    from db import Store, mask_url
+    from db import mask_url
 
     url = store_url(ctx)
     if not store_exists(url):
         raise InputError(f"store {mask_url(url)} does not exist (run 'orch sweep FILE' first)")
-    store = Store.open(url, create=False)
+    store = open_store(url)
     names = store.sweep_names()
     if not names:
         raise InputError(f"no sweeps in {store.url} (run 'orch sweep FILE' first)")

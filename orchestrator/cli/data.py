@@ -6,11 +6,20 @@ from typing import Any
 
 import click
 
-from db import SCHEMA_VERSION, WIDTHS, Store, mask_url, queries
+from db import SCHEMA_VERSION, WIDTHS, mask_url, queries
 from fits.report.text import render_table
-from orchestrator.cli.common import emit_json, open_sweep, store_exists, store_option, store_url
+from orchestrator.cli.common import (
+    emit_json,
+    open_store,
+    open_sweep,
+    say,
+    store_exists,
+    store_option,
+    store_url,
+)
 from orchestrator.cli.group import cli
-from orchestrator.errors import InputError
+from orchestrator.errors import InputError, OrchError
+from orchestrator.interrupts import held_signals, sigterm_interrupts
 
 
 @cli.command()
@@ -35,7 +44,7 @@ def align(features_a: str, features_b: str, metrics: tuple[str, ...], clamp: boo
     """
     from orchestrator.features import score_files
 
-    rows = score_files(Path(features_a), Path(features_b), metrics, clamp)
+    rows = score_files(Path(features_a), Path(features_b), metrics, clamp, notify=say)
     if as_json:
         emit_json({"a": features_a, "b": features_b, "scores": rows})
         return
@@ -60,7 +69,7 @@ def db_upgrade(ctx: click.Context) -> None:
     url = store_url(ctx)
     if not store_exists(url):
         raise InputError(f"store {mask_url(url)} does not exist (nothing to upgrade)")
-    store = Store.open(url, upgrade=True)
+    store = open_store(url, upgrade=True)  # an empty or foreign database: refused
     if store.upgraded_from is None:
         click.echo(f"store {store.url} is already at schema {SCHEMA_VERSION}", err=True)
     else:
@@ -86,7 +95,7 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
     from orchestrator.baselines import read_baselines
 
     rows = read_baselines(Path(csv_file), WIDTHS)
-    store = Store.open(store_url(ctx))
+    store = open_store(store_url(ctx), create=True)
     added = store.write_baselines(rows)
     click.echo(f"{added} of {len(rows)} rows added to {store.url}", err=True)
 
@@ -104,7 +113,7 @@ def baselines_list(ctx: click.Context, as_json: bool) -> None:
     url = store_url(ctx)
     if not store_exists(url):
         raise InputError(f"store {mask_url(url)} does not exist (run 'orch baselines import CSV' first)")
-    frame = Store.open(url, create=False).baselines_frame()
+    frame = open_store(url).baselines_frame()
     columns = ["source", "model", "objective", "samples", "metric", "reference", "eval_set", "value"]
     rows = frame[columns].to_dict("records")
     if as_json:
@@ -128,16 +137,37 @@ def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) 
         orch export goodview_vs_ntp --format parquet --out results/
         python -c "import pandas as pd; print(pd.read_parquet('results/measurements.parquet'))"
     """
+    from fits.report import check_folder, unmake
+
     store, sweep_name = open_sweep(ctx, sweep_name)
     folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    for table in queries.EXPORTED:
-        path = folder / f"{table}.{kind}"
-        staged = path.with_name(f".{path.name}.partial")
-        write = _write_csv if kind == "csv" else _write_parquet
-        rows = write(store.table_chunks(table, sweep_name), staged, queries.table(table, sweep_name))
-        staged.replace(path)  # never a half-written file under the final name
-        click.echo(f"{path}: {rows} rows", err=True)
+    try:
+        made = check_folder(folder)
+    except OSError as error:
+        raise InputError(f"--out {out_dir}: cannot make the folder ({error.strerror or error})") from None
+    write = _write_csv if kind == "csv" else _write_parquet
+    staged: dict[Path, Path] = {}  # the final file -> its partial
+    with sigterm_interrupts():
+        try:
+            for table in queries.EXPORTED:
+                path = folder / f"{table}.{kind}"
+                staged[path] = path.with_name(f".{path.name}.partial")
+                rows = write(
+                    store.table_chunks(table, sweep_name), staged[path], queries.table(table, sweep_name)
+                )
+                click.echo(f"{path}: {rows} rows", err=True)
+            with held_signals():  # every table lands, or none: never a half-written file or set
+                for path, partial in staged.items():
+                    partial.replace(path)
+        except BaseException as error:
+            for partial in staged.values():
+                partial.unlink(missing_ok=True)
+            unmake(made)
+            if isinstance(error, OSError):  # the disk filled up, the folder went away
+                raise OrchError(
+                    f"export to {folder} failed ({error.strerror or error}); nothing was written"
+                ) from None
+            raise
 
 
 def _write_csv(chunks: Iterator[Any], path: Path, query: Any) -> int:

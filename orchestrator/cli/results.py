@@ -15,6 +15,7 @@ from fits.report.text import render_table
 from orchestrator.cli.common import SizeParam, emit_json, open_sweep, store_option
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError, SpecError
+from orchestrator.interrupts import held_signals, sigterm_interrupts
 from orchestrator.spec import CORE_AXES, parse_spec
 from orchestrator.spec.catalog import parse_metric
 
@@ -103,20 +104,46 @@ def report(ctx: click.Context, sweep_name: str | None, out_dir: str) -> None:
 
 
 def _fit(ctx: click.Context, sweep_name: str | None, out_dir: str, **options: Any) -> tuple[Any, Path]:
-    """One fit run of the sweep, its report written and then the run stored; (run, report.html)."""
+    """One fit run of the sweep, stored and reported whole or not at all; (run, report.html).
+
+    The report folder is checked before fitting; the report is written to a staging folder;
+    only then is it placed, the run stored and `latest` pointed at it, with Ctrl-C and SIGTERM
+    held back; any failure or interrupt before that leaves neither folder nor rows."""
     from fits.load import save_fit_run
-    from fits.report import write_report
+    from fits.report import check_folder, stage_report, unmake
     from fits.results import FitOptions
     from fits.run import run_fit
 
     store, sweep_name = open_sweep(ctx, sweep_name)
+    folder = Path(out_dir) / sweep_name
+    try:
+        made = check_folder(folder)
+    except OSError as error:
+        raise InputError(f"--out {out_dir}: cannot write a report in {folder} ({_why(error)})") from None
     chosen = FitOptions(**options)
-    run = run_fit(store, sweep_name, chosen, sweep_design(store, sweep_name, chosen.metric))
-    for warning in run.warnings:
-        click.echo(f"orch: warning: {warning}", err=True)
-    page = write_report(run, Path(out_dir) / sweep_name)
-    save_fit_run(store, run)
+    with sigterm_interrupts():
+        try:
+            run = run_fit(store, sweep_name, chosen, sweep_design(store, sweep_name, chosen.metric))
+            for warning in run.warnings:
+                click.echo(f"orch: warning: {warning}", err=True)
+            staged = stage_report(run, folder)
+        except BaseException:
+            unmake(made)  # a bad option or an interrupt leaves no folder behind
+            raise
+        try:
+            with held_signals():
+                page = staged.place()
+                save_fit_run(store, run)
+                staged.point_latest()
+        except BaseException:
+            staged.discard()
+            unmake(made)
+            raise
     return run, page
+
+
+def _why(error: OSError) -> str:
+    return error.strerror or type(error).__name__
 
 
 def sweep_design(store: Store, sweep: str, metric: str) -> Any:

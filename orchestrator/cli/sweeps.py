@@ -7,10 +7,10 @@ from typing import TypeVar
 
 import click
 
-from db import Store, StoreError, StoreURLError, mask_url
+from db import StoreError, StoreURLError, mask_url
 from db.sizes import format_size
 from fits.report.text import render_table
-from orchestrator.cli.common import emit_json, store_exists, store_option, store_url
+from orchestrator.cli.common import emit_json, open_store, store_exists, store_option, store_url
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
@@ -123,7 +123,7 @@ def _known_statuses(url: str, keys: list[str]) -> dict[str, str]:
     if not store_exists(url):
         return {}
     try:
-        return Store.open(url, create=False).trial_statuses(keys)
+        return open_store(url).trial_statuses(keys)
     except StoreURLError:
         raise
     except StoreError as error:
@@ -173,8 +173,10 @@ def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
         spec = load_spec(sweep_name)
         sweep_name, spec_store = spec.name, spec.store
     url = store_url(ctx, spec_store)
-    store = Store.open(url, create=False) if store_exists(url) else None  # never create a store to read it
-    known = store.sweep_names() if store else []
+    if not store_exists(url):  # never create a store to read it
+        raise InputError(f"store {mask_url(url)} does not exist (run 'orch sweep FILE' first)")
+    store = open_store(url)
+    known = store.sweep_names()
     if sweep_name and sweep_name not in known:
         raise InputError(
             f"sweep {sweep_name!r} is not in {mask_url(url)} (sweeps there: {', '.join(known) or 'none'})"

@@ -3,6 +3,7 @@ and a sweep's eval references use: every problem is a `DataError` naming the fil
 
 import zipfile
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -20,8 +21,9 @@ SAVE_HINT = "write features with numpy.save (one matrix) or numpy.savez (one per
 
 def load_arrays(path: Path) -> list[tuple[str, np.ndarray]]:
     """(name, array) for each array in the file: '0' for a .npy, the member names of an .npz.
-    Nothing pickled is ever loaded."""
+    Nothing pickled is ever loaded, and no array is allocated larger than its bytes on disk."""
     try:
+        _check_headers(path)
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
             return [("0", loaded)]
@@ -40,6 +42,35 @@ def load_arrays(path: Path) -> list[tuple[str, np.ndarray]]:
     return arrays
 
 
+def _check_headers(path: Path) -> None:
+    """Every array's header claims no more bytes than the file holds: a forged or truncated
+    header (10^12 rows in a few bytes) is refused before numpy allocates what it claims."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                if member.filename.endswith(".npy"):
+                    with archive.open(member) as handle:
+                        _check_header(handle, member.file_size, f"{path}[{member.filename[:-4]}]")
+        return
+    with path.open("rb") as handle:
+        _check_header(handle, path.stat().st_size, str(path))
+
+
+def _check_header(handle: IO[bytes], size: int, where: str) -> None:
+    version = np.lib.format.read_magic(handle)
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read(handle)
+    claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if claimed > size:
+        raise DataError(
+            f"{where}: its header claims shape {shape} ({claimed:,} bytes), but it holds {size:,} bytes "
+            "(truncated or not written by numpy.save)"
+        )
+
+
+LARGEST = 1e150  # past this, squares (norms, kernels) overflow float64
+
+
 def check_matrix(array: np.ndarray, where: str) -> np.ndarray:
     """The array if it is a finite, real, numeric rows x width matrix with 2+ rows and 1+ column."""
     if array.ndim != 2:
@@ -54,4 +85,9 @@ def check_matrix(array: np.ndarray, where: str) -> np.ndarray:
         raise DataError(f"{where}: dtype {array.dtype} is not numeric")
     if not np.isfinite(array).all():
         raise DataError(f"{where}: holds NaN or inf (drop or impute those rows)")
+    if (largest := float(np.abs(array).max())) > LARGEST:
+        raise DataError(
+            f"{where}: values up to {largest:.3g}, past {LARGEST:g}: their squares overflow and every "
+            "score would read 0 (rescale the features, e.g. divide by their largest value)"
+        )
     return array

@@ -14,7 +14,7 @@ from db import CheckpointReport, TrialStatus
 from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import LOST, RETRY, RetryBudget, error_line
-from orchestrator.run.trainable import REPORT_KEY, RESUMED_KEY, key_of
+from orchestrator.run.trainable import REPORT_KEY, RESTARTED_KEY, RESUMED_KEY, key_of
 
 __all__ = ["TuneEvents", "tune_callback"]
 
@@ -26,6 +26,7 @@ class TuneEvents:
         self.writer = writer
         self.view = view
         self.budget = budget
+        self.restarted: set[str] = set()  # trials whose unusable checkpoint was set aside
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         self.writer.flush()  # a batch goes out once due; an outage's buffer is retried
@@ -35,7 +36,18 @@ class TuneEvents:
         self.view.started(key_of(trial))
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
-        report = CheckpointReport.from_dict(result[REPORT_KEY])
+        key = key_of(trial)
+        if RESTARTED_KEY in result:  # its checkpoint was unusable: set aside, the trial starts over
+            self.restarted.add(key)
+            self.writer.retried(key, result[RESTARTED_KEY])
+            self.view.event(key, result[RESTARTED_KEY])
+        if REPORT_KEY not in result:
+            return
+        try:
+            report = CheckpointReport.from_dict(result[REPORT_KEY])
+        except (KeyError, TypeError, ValueError) as error:  # the driver never dies on a trial's report
+            self.view.event(key, f"a report that does not read ({error}); its rows were not written")
+            return
         self.writer.checkpoint(report)
         self.view.progress(report.trial_key, report.samples_seen)
         if RESUMED_KEY in result:
@@ -43,8 +55,7 @@ class TuneEvents:
             self.view.event(report.trial_key, resumed)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        last = (trial.last_result or {}).get(REPORT_KEY)
-        report = CheckpointReport.from_dict(last) if last else None
+        report = _last_report(trial)
         if self.budget.gave_up(key_of(trial)):  # stopped by the retry scheduler
             status, reason = TrialStatus.FAILED, error_line(trial)
         elif report is None or not report.status.finished:
@@ -70,6 +81,14 @@ class TuneEvents:
     def _finished(self, key: str, status: TrialStatus, reason: str | None) -> None:
         self.writer.finished(key, status, reason)
         self.view.finished(key, status, reason)
+
+
+def _last_report(trial: Any) -> CheckpointReport | None:
+    """The trial's last report, None when it sent none that reads."""
+    try:
+        return CheckpointReport.from_dict((trial.last_result or {})[REPORT_KEY])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def tune_callback(url: str, view: ProgressView, store_wait_s: float, budget: RetryBudget) -> Any:

@@ -57,19 +57,20 @@ def check_reachable(address: str, timeout_s: float) -> None:
     if not host or not port.isdigit():
         raise ClusterError(f"--address {address!r} is not HOST:PORT or auto (e.g. 127.0.0.1:6379)")
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout_s) as connection:
-            connection.settimeout(timeout_s)
-            connection.sendall(HTTP2_PREFACE)
-            header = connection.recv(9)
-    except TimeoutError:
-        raise ClusterError(
-            f"something listens at {address} but does not answer as a Ray cluster within {timeout_s:g} s "
-            "(another service on that port?); check --address ('ray status' on the head prints it)"
-        ) from None
+        connection = socket.create_connection((host, int(port)), timeout=timeout_s)
     except OSError as error:
         raise ClusterError(
             f"no Ray cluster answers at {address} within {timeout_s:g} s ({error.strerror or error}); "
             "start it with 'ray start --head --port PORT' or fix --address"
+        ) from None
+    try:
+        with connection:
+            connection.sendall(HTTP2_PREFACE)
+            header = connection.recv(9)
+    except OSError:  # a timeout, or a service that hung up
+        raise ClusterError(
+            f"something listens at {address} but does not answer as a Ray cluster within {timeout_s:g} s "
+            "(another service on that port?); check --address ('ray status' on the head prints it)"
         ) from None
     if len(header) < 4 or header[3] != SETTINGS_FRAME:
         raise ClusterError(

@@ -115,7 +115,7 @@ class StoreWriter:
 
     def _open(self) -> Store:
         if self._store is None:
-            self._store = Store.open(self.url)
+            self._store = Store.open(self.url, notify=self.notify)
         return self._store
 
     def _outage(self, error: StoreUnreachable) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from db import Store, TrialStatus, mask_text
 from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
+from orchestrator.interrupts import raise_interrupt
 from orchestrator.run.callbacks import tune_callback
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
@@ -57,6 +58,7 @@ class SweepOutcome:
     counts: dict[TrialStatus, int] = field(default_factory=dict)
     skipped: int = 0
     leased: int = 0  # trials left to another driver that holds a live lease on them
+    restarted: int = 0  # trials whose unusable checkpoint was set aside and which started over
     wall_s: float = 0.0
     interrupted: bool = False
 
@@ -73,6 +75,7 @@ class SweepOutcome:
             "counts": self.counts,
             "skipped": self.skipped,
             "leased_elsewhere": self.leased,
+            "restarted": self.restarted,
             "wall_s": round(self.wall_s, 2),
             "interrupted": self.interrupted,
             "exit_code": self.exit_code,
@@ -82,18 +85,12 @@ class SweepOutcome:
         counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts.items())) or "nothing run"
         ending = " (interrupted: run the same command to resume)" if self.interrupted else ""
         leased = f"; {self.leased} run by another driver (live lease)" if self.leased else ""
+        if self.restarted:
+            leased += f"; {self.restarted} started over (an unusable checkpoint set aside)"
         return (
             f"sweep {self.name}: {counts}; {self.skipped} already in {self.store}{leased}; "
             f"{self.wall_s:.1f} s{ending}"
         )
-
-
-class _Interrupted(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C."""
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise _Interrupted(signal.Signals(signum).name)
 
 
 def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
@@ -103,16 +100,16 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     if options.address and options.address != "auto":  # a cluster nobody answers for: no store made
         check_reachable(options.address, options.connect_timeout_s)
     storage = check_storage(options.storage)
-    store = Store.open(url)
+    store = Store.open(url, notify=_notice(options.progress))
     statuses = store.trial_statuses(t.key for t in spec.trials)
     todo = [t for t in spec.trials if not (t.key in statuses and statuses[t.key].finished)]
     outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
     owns_ray = False
     try:
         # Ray first: a cluster that cannot be joined leaves nothing in the store, no trial pending.
         owns_ray = bool(todo) and _start_ray(options)
-        signal.signal(signal.SIGTERM, _raise_interrupt)  # Ray's driver installs a handler of its own
+        signal.signal(signal.SIGTERM, raise_interrupt)  # Ray's driver installs a handler of its own
         if todo:
             _check_resources(spec, todo)  # a trial no node can hold would wait forever
         # The file is stored with its secrets masked (a password on its `store:` line).
@@ -124,7 +121,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
             return outcome
         with Heartbeat(store, owner, options.lease_stale_s):
             view = ProgressView(todo, options.progress, options.live)
-            _run_tune(spec, todo, url, options, storage, view)
+            outcome.restarted = _run_tune(spec, todo, url, options, storage, view)
     except KeyboardInterrupt:
         outcome.interrupted = True
         _mark_interrupted(store, todo)
@@ -137,6 +134,11 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
         outcome.counts[status] = outcome.counts.get(status, 0) + 1
     outcome.wall_s = time.perf_counter() - started
     return outcome
+
+
+def _notice(progress: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """A line of the sweep's progress about the store (a long wait), or nothing without one."""
+    return None if progress is None else lambda text: progress(f"orch: {text}\n")
 
 
 def _check_resources(spec: Spec, todo: list[TrialConfig]) -> None:
@@ -202,7 +204,8 @@ def _stop_ray(options: SweepOptions) -> None:
 
 def _run_tune(
     spec: Spec, todo: list[TrialConfig], url: str, options: SweepOptions, storage: Path, view: ProgressView
-) -> None:
+) -> int:
+    """Run the trials as one Tune run; returns how many started over from an unusable checkpoint."""
     from ray import tune
 
     cells = {
@@ -239,6 +242,7 @@ def _run_tune(
     try:
         tuner.fit()
         callback.writer.drain()  # what a batch or an outage held back, before the outcome is read
+        return len(callback.restarted)
     except KeyboardInterrupt:
         callback.writer.flush(force=True)  # the last batch, one try: the store has what trials sent
         raise

@@ -15,10 +15,11 @@ from typing import Any
 
 from orchestrator.spec import TrialConfig
 
-__all__ = ["REPORT_KEY", "RESUMED_KEY", "TrialCell", "key_of", "trainable"]
+__all__ = ["REPORT_KEY", "RESTARTED_KEY", "RESUMED_KEY", "TrialCell", "key_of", "trainable"]
 
 REPORT_KEY = "orch_checkpoint"  # the key of a trial's Tune result that carries its report
 RESUMED_KEY = "orch_resumed_at"  # present in the first result of a trial resumed from a checkpoint
+RESTARTED_KEY = "orch_restarted"  # why an unusable checkpoint was set aside and the trial restarted
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def trainable(
     import torch
     from ray import tune
 
-    from orchestrator.training.checkpoint import SavedCheckpoint
+    from orchestrator.training.checkpoint import CheckpointError, SavedCheckpoint, set_aside
     from orchestrator.training.loop import run_trial
 
     cell = cells[config["trial"]]
@@ -71,7 +72,11 @@ def trainable(
         checkpoint.save(directory)
         tune.report({REPORT_KEY: checkpoint.report.as_dict()})  # Tune keeps no copy of the folder
 
-    saved = SavedCheckpoint.load(directory, cell.key)  # CheckpointError: the trial fails, naming it
+    try:
+        saved = SavedCheckpoint.load(directory, cell.key)
+    except CheckpointError as error:  # retrying cannot mend it: set it aside, start over, once
+        saved, aside = None, set_aside(error, directory)
+        tune.report({RESTARTED_KEY: f"{error}; moved aside to {aside.name}, starting over from step 0"})
     if saved is not None:
         # The driver may have died before rows reached the store, or this is another store run
         # from the same folder: report every row the trial has made (writes are idempotent,

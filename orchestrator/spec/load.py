@@ -53,11 +53,14 @@ MAX_TRIALS = 100_000  # a grid larger than this is refused unless the file raise
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """yaml.safe_load, except that a key given twice in one mapping is an error: YAML's last
-    one wins, and a sweep would silently run a grid other than the one its author read."""
+    one wins, and a sweep would silently run a grid other than the one its author read. A merge
+    key (`<<: *defaults`) is YAML's own: the keys it brings may be overridden by the mapping's."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: set = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 raise yaml.constructor.ConstructorError(

@@ -16,23 +16,29 @@ import json
 import pickle
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
 from db import CheckpointReport, Measurement, OrchError
 from orchestrator.training.state import TrainState
 
-__all__ = ["CheckpointError", "SavedCheckpoint"]
+__all__ = ["CheckpointError", "SavedCheckpoint", "set_aside"]
 
+T = TypeVar("T")
 TENSOR_FILES = ("model", "optim", "rng")
 
 
 class CheckpointError(OrchError):
     """A checkpoint folder that cannot be used: truncated, malformed, another trial's, or unsafe
-    to load. Retrying cannot help; the message names the folder and what is wrong."""
+    to load. Retrying cannot help; the message names the folder (`folder`) and what is wrong."""
+
+    def __init__(self, message: str, folder: Path) -> None:
+        super().__init__(message)
+        self.folder = folder
 
 
 @dataclass(frozen=True)
@@ -82,12 +88,9 @@ class SavedCheckpoint:
         if directory is None:
             return None
         meta, report, history = (_json(directory, name) for name in ("meta", "report", "history"))
-        try:
-            state = TrainState.from_dict(meta)
-            last = CheckpointReport.from_dict(report)
-            rows = tuple(Measurement(**row) for row in (report["rows"] if history is None else history))
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise _refused(directory, f"a JSON file of the wrong shape ({_what(error)})") from None
+        state = _shaped(directory, "meta.json", TrainState.from_dict, meta)
+        last = _shaped(directory, "report.json", CheckpointReport.from_dict, report)
+        rows = last.rows if history is None else _shaped(directory, "history.json", _rows, history)
         if last.trial_key != trial_key:
             raise _refused(directory, f"belongs to trial {str(last.trial_key)[:10]}…, not {trial_key[:10]}…")
         model, optim, rng = (_tensors(directory, name) for name in TENSOR_FILES)
@@ -118,6 +121,20 @@ def _json(directory: Path, name: str) -> Any:
         raise _refused(directory, f"{path.name} is truncated or not JSON ({_what(error)})") from None
 
 
+def _rows(raw: Any) -> tuple[Measurement, ...]:
+    if not isinstance(raw, list):
+        raise TypeError(f"expected a list of rows, got {type(raw).__name__}")
+    return tuple(Measurement.from_dict(row) for row in raw)
+
+
+def _shaped(directory: Path, name: str, read: Callable[[Any], T], raw: Any) -> T:
+    """`read(raw)`, or a CheckpointError saying the file is valid JSON of the wrong shape."""
+    try:
+        return read(raw)
+    except (KeyError, TypeError, ValueError) as error:
+        raise _refused(directory, f"{name} is JSON of the wrong shape ({_what(error)})") from None
+
+
 def _tensors(directory: Path, name: str) -> Any:
     """A tensor file, read without unpickling anything but tensors and plain containers."""
     path = directory / f"{name}.pt"
@@ -137,4 +154,17 @@ def _what(error: Exception) -> str:
 
 
 def _refused(directory: Path, why: str) -> CheckpointError:
-    return CheckpointError(f"checkpoint {directory}: {why}; delete the folder to start the trial over")
+    return CheckpointError(f"checkpoint {directory}: {why}", directory)
+
+
+def set_aside(error: CheckpointError, directory: Path) -> Path:
+    """Move the unusable folder `error` names out of the way of the trial whose checkpoint
+    folder is `directory`, kept for a look beside it: `<key>.unusable-N`."""
+    for number in range(1, 10_000):
+        aside = directory.with_name(f"{directory.name}.unusable-{number}")
+        if not aside.exists():
+            error.folder.rename(aside)
+            return aside
+    raise CheckpointError(
+        f"checkpoint {directory}: 9999 unusable checkpoints beside it; clear them", directory
+    )

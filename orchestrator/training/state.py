@@ -7,6 +7,8 @@ same samples seen, step, FLOPs, wall time and next checkpoint.
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from db import checked
+
 __all__ = ["TrainState"]
 
 
@@ -25,8 +27,9 @@ class TrainState:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> "TrainState":
-        return cls(**raw)
+    def from_dict(cls, raw: Any) -> "TrainState":
+        """The state a checkpoint's meta.json holds, checked field by field (TypeError)."""
+        return cls(**checked(cls, raw))
 
     @property
     def mean_loss(self) -> float | None:

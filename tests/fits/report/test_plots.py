@@ -139,3 +139,16 @@ def test_a_gap_the_data_do_not_identify_is_a_text_panel(curves):
     figure = gap_figure(FitRun("sim", "x", FitSettings(), curves=list(curves.values())), gap)
     assert figure.axes == [] and "not identifiable (R >= 12x)" in figure.texts[0].get_text()
     plt.close(figure)
+
+
+def test_a_forecast_whose_mean_lies_outside_its_own_interval_is_still_drawn(curves):
+    """With two points a law mixture's mean can fall outside its draws' interval (`--min-samples`
+    on a three-size sweep did): the plot draws the interval and the mean, and does not fail."""
+    curve = curves["ntp"]
+    (first, *rest) = curve.forecasts
+    outside = replace(first, prediction=first.pi[1] + 0.01)
+    run = FitRun("sim", "x", FitSettings(), curves=[replace(curve, forecasts=[outside, *rest])])
+    figure = scaling_figure(run, "base", "dino", pd.DataFrame())
+    diamonds = [line for line in figure.axes[0].lines if line.get_marker() == "D"]
+    plt.close(figure)
+    assert diamonds[0].get_ydata()[0] == pytest.approx(outside.prediction)

@@ -314,3 +314,16 @@ def test_fit_json_is_standard_json_when_a_score_is_infinite(tmp_path):
     fits = strict_json(result.stdout)["fits"]
     assert {f["law"] for f in fits} == {"power"}
     assert all(f["laws"]["power"]["aicc"] is None and f["weights"] == {"power": 1.0} for f in fits)
+
+
+def test_align_says_what_it_is_scoring_while_a_metric_takes_long(tmp_path, monkeypatch):
+    import orchestrator.features as features
+
+    monkeypatch.setattr(features, "TICK_S", 0.05)
+    rng = np.random.default_rng(1)
+    np.save(tmp_path / "a.npy", rng.normal(size=(3000, 8)))
+    said: list[str] = []
+    rows = features.score_files(tmp_path / "a.npy", tmp_path / "a.npy", ["mutual_knn@10"], True, said.append)
+    assert rows[0]["value"] == pytest.approx(1.0)
+    assert said[0].startswith("scoring mutual_knn@10 on 3,000 rows over 1 layer pair: ")
+    assert said[-1].startswith("mutual_knn@10: 1 (")  # and when it ends

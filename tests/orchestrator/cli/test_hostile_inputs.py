@@ -4,6 +4,8 @@ on stderr naming the file or option, exit 2, no traceback, and nothing written t
 Each case writes its files into a folder of its own and returns the command's arguments; the
 table is the count the faults issue asks for (the sweep-file table in test_spec is on top)."""
 
+import io
+import sqlite3
 import subprocess
 import sys
 import zipfile
@@ -307,7 +309,7 @@ def store_in_memory(folder):
     return ["--store", "sqlite://", "status"]
 
 
-@case("mysql://u:***@db.example/x: unsupported database 'mysql'")
+@case("mysql://u:***@db.example/x: the user name or password holds an unescaped '@'")
 def store_unsupported_with_an_at_in_its_password(folder):
     return ["--store", "mysql://u:p@ss@W0rd-LeakCheck@db.example/x", "status"]
 
@@ -396,15 +398,148 @@ def fit_gap_without_a_colon(folder):
     return fit(folder, "--gap", "jepa_good-ntp")
 
 
+@case("--huber-delta nan: give a positive number of log units")
+def fit_huber_delta_nan(folder):
+    return fit(folder, "--huber-delta", "nan")
+
+
+@case("--at and --at-alignment both name the gap's level: give one of them")
+def fit_at_and_at_alignment(folder):
+    return fit(folder, "--gap", "jepa_good:ntp", "--at", "290K", "--at-alignment", "0.1")
+
+
+@case("--at sets the level of a gap: give the gap too (--gap A:B)")
+def fit_at_without_a_gap(folder):
+    return fit(folder, "--at", "290K")
+
+
+@case("--gap jepa_good:jepa_good: a gap compares two objectives")
+def fit_gap_of_an_objective_with_itself(folder):
+    return fit(folder, "--gap", "jepa_good:jepa_good")
+
+
+@case("--bootstrap 10000000: at most 10,000 refits")
+def fit_bootstrap_beyond_reason(folder):
+    return fit(folder, "--bootstrap", "10000000")
+
+
+@case("--out /proc/orch: cannot write a report in /proc/orch/sim")
+def fit_out_under_proc(folder):
+    return [*fit(folder)[:-2], "--out", "/proc/orch"]
+
+
+@case("cannot write a report in reports/sim (Too many levels of symbolic links)")
+def fit_out_in_a_symlink_loop(folder):
+    args = fit(folder)
+    (folder / "reports").symlink_to("reports")
+    return args
+
+
+@case("cannot write a report in reports/sim (")
+def fit_out_where_a_file_is(folder):
+    args = fit(folder)
+    (folder / "reports").mkdir()
+    (folder / "reports" / "sim").write_text("a file where the sweep's report folder goes")
+    return args
+
+
+@case("--out /proc/orch: cannot make the folder")
+def export_under_proc(folder):
+    simulated_store(f"sqlite:///{folder / 'orch.db'}").close()
+    return ["--store", f"sqlite:///{folder / 'orch.db'}", "export", "--out", "/proc/orch"]
+
+
 @case("Invalid value for '--format'")
 def export_in_an_unknown_format(folder):
     return ["export", "--format", "xml"]
 
 
+# --- stores that are not orch's, or not there -------------------------------------------------
+
+
+def foreign_sqlite(folder: Path, *tables: str) -> str:
+    """A SQLite file of somebody else's, in rollback-journal mode (no WAL), with their tables."""
+    with sqlite3.connect(folder / "theirs.db") as connection:
+        for table in tables:
+            connection.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, name TEXT)")
+            connection.execute(f"INSERT INTO {table} (name) VALUES ('theirs')")
+    return f"sqlite:///{folder / 'theirs.db'}"
+
+
+@case("holds tables that are not orch's (people); nothing was written")
+def db_upgrade_of_somebody_elses_database(folder):
+    return ["--store", foreign_sqlite(folder, "people"), "db", "upgrade"]
+
+
+@case("holds no orch tables (an empty database); nothing was written")
+def db_upgrade_of_an_empty_file(folder):
+    (folder / "empty.db").write_bytes(b"")
+    return ["--store", f"sqlite:///{folder / 'empty.db'}", "db", "upgrade"]
+
+
+@case("holds tables that are not orch's (people, sweeps)")
+def sweep_into_a_database_with_its_own_sweeps_table(folder):
+    url = foreign_sqlite(folder, "people", "sweeps")
+    return ["--store", url, *files_sweep(folder)]
+
+
+@case("holds tables that are not orch's (people)")
+def baselines_import_into_somebody_elses_database(folder):
+    args = baselines(folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,1M,0.1\n")
+    return ["--store", foreign_sqlite(folder, "people"), *args[2:]]
+
+
+@case("holds tables that are not orch's (people)")
+def status_of_somebody_elses_database(folder):
+    return ["--store", foreign_sqlite(folder, "people"), "status"]
+
+
+@case("orch_meta holds no schema version orch could have written ('six')")
+def store_whose_schema_version_is_not_a_number(folder):
+    url = foreign_sqlite(folder)
+    Store.open(url).close()
+    with sqlite3.connect(folder / "theirs.db") as connection:
+        connection.execute("UPDATE orch_meta SET value = 'six' WHERE key = 'schema'")
+        connection.execute("PRAGMA journal_mode=DELETE")
+    return ["--store", url, "status"]
+
+
+@case("does not exist (run 'orch sweep FILE' first)")
+def status_of_a_store_that_does_not_exist(folder):
+    return ["--store", f"sqlite:///{folder / 'nowhere' / 'orch.db'}", "status"]
+
+
+@case("does not exist (run 'orch sweep FILE' first)")
+def status_of_a_store_under_a_file(folder):
+    (folder / "a-file").write_text("not a folder")
+    return ["--store", f"sqlite:///{folder / 'a-file' / 'orch.db'}", "status"]
+
+
+@case("the user name or password holds an unescaped '@' (write it as %40)")
+def store_password_with_an_unescaped_at(folder):
+    return ["--store", "postgresql+psycopg://orch:Pa@ssLeakCheck@127.0.0.1:1/orch", "status"]
+
+
+@case("its header claims shape (1000000000000, 4)")
+def align_npy_whose_header_claims_a_trillion_rows(folder):
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f8", "fortran_order": False, "shape": (10**12, 4)}
+    )
+    (folder / "huge.npy").write_bytes(header.getvalue() + b"\0" * 64)
+    align(folder, np.random.default_rng(0).normal(size=(30, 4)))
+    return ["align", "a.npy", "huge.npy"]
+
+
+@case("past 1e+150: their squares overflow and every score would read 0")
+def align_features_near_the_largest_float(folder):
+    return align(folder, np.full((30, 4), 1e308) * np.random.default_rng(0).uniform(0.5, 1, size=(30, 4)))
+
+
 def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     """Every file's size and time, but SQLite's shared-memory index, which any reader touches."""
     files = (p for p in folder.rglob("*") if not p.name.endswith("-shm"))
-    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in files}
+    return {str(p.relative_to(folder)): (p.lstat().st_size, p.lstat().st_mtime_ns) for p in files}
 
 
 def run_case(folder: Path, setup: Setup) -> tuple[subprocess.CompletedProcess, dict, dict]:

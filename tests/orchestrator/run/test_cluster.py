@@ -7,6 +7,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -126,3 +127,35 @@ def test_a_cluster_that_never_completes_the_handshake_fails_within_the_connect_t
     assert line.startswith(f"orch: error: no Ray cluster answers at {address} within 3 s"), line
     assert took < 15, took
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_listener_that_accepts_and_never_speaks_fails_within_the_connect_timeout(tmp_path):
+    """Another service on the port: the connection opens, and nothing ever answers."""
+    (tmp_path / "small.yaml").write_text(SMALL)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+    address = f"127.0.0.1:{listener.getsockname()[1]}"
+    started = time.monotonic()
+    args = [
+        "--store",
+        "sqlite:///x.db",
+        "sweep",
+        "small.yaml",
+        "--address",
+        address,
+        "--connect-timeout",
+        "3",
+    ]
+    result = orch(args, tmp_path, tmp_path)
+    took = time.monotonic() - started
+    for sock in [listener, *accepted]:
+        sock.close()
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(
+        f"orch: error: something listens at {address} but does not answer as a Ray cluster"
+    )
+    assert took < 3 + 5 and not (tmp_path / "x.db").exists()

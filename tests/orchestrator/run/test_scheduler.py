@@ -3,6 +3,7 @@ checkpoint, failures, SIGKILL of the driver and the rerun, SIGINT."""
 
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -25,9 +26,7 @@ from tests.orchestrator import faults
 
 # Sweeps on a real two-node Ray cluster, and real driver processes: run by .ci/run after the
 # README's command.
-pytestmark = pytest.mark.processes
-
-pytestmark = pytest.mark.usefixtures("ray_cluster")
+pytestmark = [pytest.mark.processes, pytest.mark.usefixtures("ray_cluster")]
 PLANTED = "postgresql+psycopg://orch:Planted-S3cret@db-host/orch?sslpassword=Planted-Key"
 
 
@@ -165,23 +164,57 @@ def test_sigterm_stops_a_background_sweep_that_ignores_sigint(tmp_path, ray_clus
     assert "interrupted" in statuses(tmp_path).values()
 
 
-def test_a_planted_checkpoint_runs_no_code_and_fails_its_trial_in_one_line(tmp_path):
-    spec = parse_spec(sweep_raw(objectives=("ntp",), seeds=(0,)), "s.yaml")
-    (trial,) = spec.trials
-    marker = tmp_path / "planted-code-ran"
-    folder = tmp_path / "checkpoints" / trial.key
-    folder.mkdir(parents=True)
+def plant_code(folder, marker):
     torch.save(PlantedCode(str(marker)), folder / "model.pt")  # runs `touch` when unpickled
-    for name in ("optim.pt", "rng.pt"):
-        torch.save({}, folder / name)
-    (folder / "meta.json").write_text(json.dumps({"samples_seen": 2000}))
-    forged = {"trial_key": trial.key, "samples_seen": 2000, "status": "done", "reason": None, "rows": []}
-    (folder / "report.json").write_text(json.dumps(forged | {"n_params": 1, "host": "h", "device": "cpu"}))
-    url = f"sqlite:///{tmp_path / 'orch.db'}"
-    outcome = run_sweep(spec, url, SweepOptions(storage=tmp_path, retries=0))
-    assert outcome.counts == {"failed": 1} and not marker.exists()
-    reason = Store.open(url).get_trial(trial.key).reason
-    assert f"CheckpointError: checkpoint {folder}: model.pt holds objects other than tensors" in reason
+
+
+def truncate_model(folder, marker):
+    raw = (folder / "model.pt").read_bytes()
+    (folder / "model.pt").write_bytes(raw[: len(raw) // 2])
+
+
+def garble_report(folder, marker):
+    (folder / "report.json").write_text("{not json")
+
+
+def misshape_history(folder, marker):
+    (folder / "history.json").write_text(json.dumps({"rows": 5}))  # valid JSON, the wrong shape
+
+
+UNUSABLE = {  # what is done to a finished trial's checkpoint, and what the line must name
+    plant_code: "model.pt holds objects other than tensors; loading it could run code",
+    truncate_model: "model.pt is truncated or corrupt",
+    garble_report: "report.json is truncated or not JSON",
+    misshape_history: "history.json is JSON of the wrong shape",
+}
+
+
+def test_an_unusable_checkpoint_is_set_aside_once_and_its_trial_starts_over(tmp_path):
+    spec = parse_spec(sweep_raw(objectives=("ntp", "jepa_good"), seeds=(0, 1, 2)), "s.yaml")
+    first = run_sweep(spec, f"sqlite:///{tmp_path / 'first.db'}", SweepOptions(storage=tmp_path))
+    assert first.counts == {"done": 6}
+    trials = sorted(spec.trials, key=lambda t: t.key)
+    marker, folders = tmp_path / "planted-code-ran", [tmp_path / "checkpoints" / t.key for t in trials]
+    for spoil, folder in zip(UNUSABLE, folders, strict=False):
+        spoil(folder, marker)
+    shutil.rmtree(folders[4])  # another trial's checkpoint where this one's should be
+    shutil.copytree(folders[5], folders[4])
+    lines: list[str] = []
+    url = f"sqlite:///{tmp_path / 'second.db'}"  # the same folder run into a fresh store
+    outcome = run_sweep(spec, url, SweepOptions(storage=tmp_path, retries=0, progress=lines.append))
+    assert outcome.counts == {"done": 6} and outcome.restarted == 5 and not marker.exists()
+    text = "".join(lines)
+    for folder, words in zip(
+        folders, [*UNUSABLE.values(), f"belongs to trial {trials[5].key[:10]}"], strict=False
+    ):
+        assert f"checkpoint {folder}: {words}" in text
+        assert (folder.parent / f"{folder.name}.unusable-1").is_dir()  # kept for a look
+    assert "Traceback" not in text
+    store = Store.open(url)
+    assert {store.get_trial(t.key).attempts for t in trials} == {1}  # an unusable checkpoint is not retried
+    frame = store.measurements_frame("s")
+    assert len(frame) == sum(expected_rows(t) for t in spec.trials)  # every row, once
+    assert not frame.duplicated(["trial_key", "samples_seen", "metric", "reference"]).any()
 
 
 class PlantedCode:

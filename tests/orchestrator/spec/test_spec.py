@@ -291,3 +291,21 @@ def test_malformed_file_gets_one_exact_line(malformed_results, name):
 def test_spec_error_is_raised_in_process():
     with pytest.raises(SpecError, match=r"t.yaml: grid.model\[0\]"):
         spec_of(grid=dict(BASE["grid"], model=["nope"]))
+
+
+def test_a_yaml_merge_key_is_yaml_and_its_keys_may_be_overridden(tmp_path):
+    path = tmp_path / "merge.yaml"
+    path.write_text(
+        "name: merged\n"
+        "train: &recipe {batch_size: 64, lr: 0.002, schedule: constant, warmup: 0.0}\n"
+        "grid: {objective: [ntp], model: [tiny], data_size: [2K], seed: [0]}\n"
+        "include:\n"
+        "  - <<: {objective: ntp, model: tiny, seed: 0}\n"
+        "    data_size: 4K\n"
+    )
+    spec = load_spec(path)
+    assert sorted(t.data_size for t in spec.trials) == [2000, 4000]
+    assert spec.trials[0].train.batch_size == 64
+    path.write_text(path.read_text().replace("    data_size: 4K\n", "    data_size: 4K\n    data_size: 8K\n"))
+    with pytest.raises(SpecError, match="duplicate key 'data_size'"):
+        load_spec(path)

@@ -2,6 +2,7 @@
 a resumed run equals an uninterrupted one, and a planted collapse is flagged."""
 
 import math
+import shutil
 
 import numpy as np
 import pytest
@@ -182,3 +183,48 @@ def test_a_save_killed_between_its_renames_resumes_from_the_checkpoint_it_moved_
     second.save(tmp_path / "ckpt")
     assert SavedCheckpoint.load(tmp_path / "ckpt", config.key).state.samples_seen > 1024
     assert [path.name for path in tmp_path.iterdir()] == ["ckpt"]  # the leftovers are gone
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A real trial's 1024-sample checkpoint on disk, and the trial's key."""
+    config = trial("jepa_good")
+    _, checkpoints = run(config)
+    folder = tmp_path_factory.mktemp("saved") / "ckpt"
+    checkpoints[1].save(folder)
+    return folder, config.key
+
+
+def spoiled(saved, tmp_path, spoil) -> str:
+    """The message of loading a copy of the saved checkpoint after `spoil(folder)`."""
+    original, key = saved
+    shutil.copytree(original, tmp_path / "ckpt")
+    spoil(tmp_path / "ckpt")
+    with pytest.raises(CheckpointError) as raised:
+        SavedCheckpoint.load(tmp_path / "ckpt", key)
+    assert raised.value.folder == tmp_path / "ckpt"
+    return str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("spoil", "words"),
+    [
+        (
+            lambda f: (f / "model.pt").write_bytes((f / "model.pt").read_bytes()[:100]),
+            "model.pt is truncated",
+        ),
+        (lambda f: (f / "report.json").write_text('{"trial_key": '), "report.json is truncated or not JSON"),
+        (lambda f: (f / "history.json").write_text('{"rows": 5}'), "history.json is JSON of the wrong shape"),
+        (lambda f: (f / "meta.json").write_text('{"step": "ten"}'), "meta.json is JSON of the wrong shape"),
+        (
+            lambda f: (f / "history.json").write_text('[{"trial_key": "k", "value": "high"}]'),
+            "history.json is JSON of the wrong shape",
+        ),
+        (
+            lambda f: torch.save({"w": np.zeros(2)}, f / "optim.pt"),
+            "optim.pt holds objects other than tensors",
+        ),
+    ],
+)
+def test_each_unusable_checkpoint_is_named_for_what_is_wrong(saved, tmp_path, spoil, words):
+    assert f"checkpoint {tmp_path / 'ckpt'}: {words}" in spoiled(saved, tmp_path, spoil)

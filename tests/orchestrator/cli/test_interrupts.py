@@ -1,0 +1,76 @@
+"""A fit is stored and reported whole, or not at all: SIGTERM and Ctrl-C during `orch fit` and
+`orch export` exit 130 and leave no report folder, no partial file and no fit run; a report
+folder that cannot be written is refused before any fitting."""
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from db import Store
+from tests.rows import measurement, trial_row
+from tests.stores import simulated_store
+
+pytestmark = pytest.mark.processes  # real `orch` processes, signalled
+
+
+def start(folder: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "--store", f"sqlite:///{folder / 'orch.db'}", *args],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal
+    )
+
+
+def files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if not p.name.startswith("orch.db")}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_fit_exits_130_with_no_report_and_no_rows(tmp_path, signum):
+    simulated_store(f"sqlite:///{tmp_path / 'orch.db'}").close()
+    before = files(tmp_path)
+    fitting = start(tmp_path, "fit", "--bootstrap", "4000", "--predict", "900M", "--out", "reports")
+    time.sleep(6)  # past start-up and the option checks: the bootstrap refits are running
+    assert fitting.poll() is None, fitting.communicate()
+    fitting.send_signal(signum)
+    _, stderr = fitting.communicate(timeout=60)
+    assert fitting.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "orch: interrupted" and "Traceback" not in stderr
+    assert files(tmp_path) == before  # no report folder, nothing staged, no `latest`
+    assert Store.open(f"sqlite:///{tmp_path / 'orch.db'}", create=False).forecasts_frame("sim").empty
+
+
+def test_a_fit_that_lands_is_whole(tmp_path):
+    simulated_store(f"sqlite:///{tmp_path / 'orch.db'}").close()
+    done = start(tmp_path, "fit", "--predict", "900M", "--out", "reports")
+    _, stderr = done.communicate(timeout=300)
+    assert done.returncode == 0, stderr
+    (folder,) = [p for p in (tmp_path / "reports" / "sim").iterdir() if p.name != "latest"]
+    assert (tmp_path / "reports" / "sim" / "latest").resolve() == folder.resolve()
+    assert {"report.html", "report.md"} <= {p.name for p in folder.iterdir()}
+    assert not list((tmp_path / "reports" / "sim").glob(".*"))  # no staging left behind
+    assert not Store.open(f"sqlite:///{tmp_path / 'orch.db'}", create=False).forecasts_frame("sim").empty
+
+
+def test_a_signal_during_export_exits_130_and_leaves_no_file(tmp_path):
+    store = Store.open(f"sqlite:///{tmp_path / 'orch.db'}")
+    trials = [trial_row(f"{i:064d}", seed=i) for i in range(100)]
+    store.record_sweep("big", "name: big", "h", "big.yaml", trials)
+    store.write_measurements(
+        [measurement(t.key, s, metric=f"m{j}") for t in trials for s in range(200) for j in range(10)]
+    )
+    store.close()
+    exporting = start(tmp_path, "export", "big", "--out", "out")
+    time.sleep(3.5)  # started, writing the 200,000 measurements
+    assert exporting.poll() is None, exporting.communicate()
+    exporting.send_signal(signal.SIGTERM)
+    _, stderr = exporting.communicate(timeout=60)
+    assert exporting.returncode == 130, stderr
+    assert not (tmp_path / "out").exists()  # no table, no partial, no folder it made
