@@ -120,9 +120,12 @@ def test_paper_grid_dry_run(tmp_path):
 
 def test_status_on_empty_and_filled_store(tmp_path):
     url = f"sqlite:///{tmp_path / 'o.db'}"
+    missing = orch("--store", url, "status", "--json")
+    assert missing.returncode == 2 and "does not exist (run 'orch sweep FILE' first)" in missing.stderr
+    assert not (tmp_path / "o.db").exists()
+    store = Store.open(url)
     empty = orch("--store", url, "status", "--json")
     assert empty.returncode == 0 and json.loads(empty.stdout) == {"store": url, "sweeps": []}
-    store = Store.open(url)
     rows = [trial_row("k" * 64), trial_row("p" * 64, seed=1)]  # one running, one still pending
     store.record_sweep("s", "name: s", "h", "s.yaml", rows)
     store.set_status("k" * 64, "running", host="h", device="cpu")

@@ -113,7 +113,7 @@ def test_stores_that_would_keep_nothing_or_are_not_orch_stores_are_one_line(tmp_
     (tmp_path / "zero.db").write_bytes(b"")
     for command in (["fit"], ["status"], ["export"], ["baselines", "list"]):
         line = one_error_line(orch("--store", f"sqlite:///{tmp_path / 'zero.db'}", *command, cwd=tmp_path))
-        assert "holds no orch tables (an empty or foreign database); nothing was written" in line, command
+        assert "holds no orch tables (an empty database); nothing was written" in line, command
     assert (tmp_path / "zero.db").stat().st_size == 0
     (tmp_path / "file").write_text("x")
     nested = one_error_line(
