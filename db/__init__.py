@@ -15,6 +15,7 @@ from db.rows import (
     TrialMeasurement,
     TrialRow,
     TrialState,
+    VerdictRow,
     checked,
     columns,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "TrialRow",
     "TrialState",
     "TrialStatus",
+    "VerdictRow",
     "checked",
     "columns",
     "mask_text",

@@ -12,7 +12,7 @@ from sqlalchemy import Connection, insert, select, text, update
 
 import db.schema as schema
 
-__all__ = ["STEPS", "AddColumn", "Rebuild", "ToBigInt", "Widen", "upgrade"]
+__all__ = ["STEPS", "AddColumn", "CreateTable", "Rebuild", "ToBigInt", "Widen", "upgrade"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,16 @@ class ToBigInt:
 
 
 @dataclass(frozen=True)
+class CreateTable:
+    """A table new in this version, made from today's schema."""
+
+    table: str
+
+    def apply(self, connection: Connection) -> None:
+        schema.metadata.tables[self.table].create(connection)
+
+
+@dataclass(frozen=True)
 class Rebuild:
     """A table made again from today's schema, rows copied in id order (SQLite cannot alter a
     constraint in place): for a unique key that changed."""
@@ -88,7 +98,7 @@ COUNTS = (  # sample counts up to 10^13 (and the parameter count) need 64 bits
     ("measurements", "samples_seen"),
     ("measurements", "step"),
 )
-STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt | Rebuild, ...]] = {
+STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt | Rebuild | CreateTable, ...]] = {
     1: (  # one width per kind of name (objective 32 vs 64, reference 64 vs 128, ...)
         *_widen(("trials", *CURVES), "objective", 32, "objective"),
         *_widen(("trials", *CURVES, "gaps"), "model", 32, "model"),
@@ -104,6 +114,7 @@ STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt | Rebuild, ...]] = {
         AddColumn("trials", "lease_owner", f"VARCHAR({schema.WIDTHS['host']})"),
         AddColumn("trials", "lease_heartbeat"),
     ),
+    6: (CreateTable("verdicts"),),  # claims' verdicts, stored with their fit run
 }
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXPORTED", "as_frame", "chunks", "measured", "measurements", "table", "trials"]
 
-EXPORTED = ("trials", "measurements", "fits", "forecasts", "gaps")  # what `orch export` writes
+EXPORTED = ("trials", "measurements", "fits", "forecasts", "gaps", "verdicts")  # what `orch export` writes
 
 
 def trials(sweep: str | None) -> Select:
@@ -55,7 +55,7 @@ def table(name: str, sweep: str) -> Select:
         return trials(sweep)
     if name == "measurements":
         return measurements(sweep, None)
-    results = {"fits": schema.fits, "forecasts": schema.forecasts, "gaps": schema.gaps}[name]
+    results = schema.metadata.tables[name]
     return select(results).where(results.c.sweep == sweep).order_by(results.c.id)
 
 

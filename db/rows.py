@@ -20,6 +20,7 @@ __all__ = [
     "TrialMeasurement",
     "TrialRow",
     "TrialState",
+    "VerdictRow",
     "checked",
     "columns",
 ]
@@ -261,4 +262,20 @@ class GapRow:
     ratio_high: float | None
     axis: str  # samples | flops
     flags: str  # JSON list
+    created: float
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """A claim's verdict as one fit run gave it; `detail` holds the rest as JSON."""
+
+    sweep: str
+    claim: str
+    kind: str
+    says: str
+    verdict: str
+    value: float | None
+    low: float | None
+    high: float | None
+    detail: str  # JSON
     created: float

@@ -31,15 +31,17 @@ __all__ = [
     "sweep_trials",
     "sweeps",
     "trials",
+    "verdicts",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
 # The width of each kind of name, the same in every table that stores it.
 WIDTHS = {"key": 64, "sweep": 200, "objective": 64, "model": 128, "metric": 64, "reference": 128}
 WIDTHS |= {"eval_set": 128, "status": 16, "law": 32, "host": 255, "device": 64, "axis": 16}
+WIDTHS |= {"claim": 128, "verdict": 16}
 
 
 BASELINE_KEY = ("source", "model", "objective", "metric", "reference", "eval_set", "samples", "note")
@@ -194,4 +196,20 @@ gaps = Table(
     Column("axis", _name("axis"), nullable=False),  # samples | flops
     Column("flags", Text, nullable=False),
     Column("created", Float, nullable=False),
+)
+
+verdicts = Table(
+    "verdicts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("sweep", _name("sweep"), nullable=False),
+    Column("claim", _name("claim"), nullable=False),  # the claim's id in its claims file
+    Column("kind", _name("axis"), nullable=False),  # gap | level | order | forecast
+    Column("says", Text, nullable=False),
+    Column("verdict", _name("verdict"), nullable=False),  # supported | contradicted | inconclusive
+    Column("value", Float),  # None where nothing was measured
+    Column("low", Float),  # the interval; None without one
+    Column("high", Float),
+    Column("detail", Text, nullable=False),  # JSON: the claim, basis, reasons, caveats, missing, axes
+    Column("created", Float, nullable=False),  # the fit run's time, shared with its fits
 )

@@ -31,6 +31,7 @@ from db.rows import (
     TrialMeasurement,
     TrialRow,
     TrialState,
+    VerdictRow,
     columns,
 )
 from db.status import ALLOWED_FROM, FINISHED, TrialStatus
@@ -318,15 +319,20 @@ class Store:
             result = connection.execute(select(schema.baselines).order_by(schema.baselines.c.id))
             return as_frame(list(result.keys()), result)
 
-    def forecasts_frame(self, sweep: str) -> "pd.DataFrame":
+    def table_frame(self, table: str, sweep: str) -> "pd.DataFrame":
+        """One sweep's rows of an exported table (`queries.EXPORTED`: forecasts, verdicts, ...)."""
         with self.session_scope() as connection:
-            result = connection.execute(queries.table("forecasts", sweep))
+            result = connection.execute(queries.table(table, sweep))
             return as_frame(list(result.keys()), result)
 
     def write_fit_run(
-        self, fits: Sequence[tuple[FitRow, Sequence[ForecastRow]]], gap_rows: Sequence[GapRow]
+        self,
+        fits: Sequence[tuple[FitRow, Sequence[ForecastRow]]],
+        gap_rows: Sequence[GapRow],
+        verdict_rows: Sequence[VerdictRow] = (),
     ) -> None:
-        """Store one `orch fit` run in one transaction: each fit with its forecasts, then gaps."""
+        """Store one `orch fit` run in one transaction: each fit with its forecasts, the gaps,
+        the verdicts."""
         with self.session_scope() as connection:
             for fit_row, forecast_rows in fits:
                 fit_id = connection.execute(
@@ -337,5 +343,6 @@ class Store:
                         schema.forecasts.insert(),
                         [{**asdict(row), "fit_id": fit_id} for row in forecast_rows],
                     )
-            if gap_rows:
-                connection.execute(schema.gaps.insert(), [asdict(row) for row in gap_rows])
+            for table, rows in ((schema.gaps, gap_rows), (schema.verdicts, verdict_rows)):
+                if rows:
+                    connection.execute(table.insert(), [asdict(row) for row in rows])

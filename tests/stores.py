@@ -18,14 +18,17 @@ CHANCE, NULL_P95 = 10 / 1023, 0.012  # mutual 10-NN on 1024 eval items
 SIM_DESIGN = SweepDesign(points="final", holdout_above=None, ranges={"mutual_knn@10": (0.0, 1.0)})
 
 
-def simulated_store(url: str, ntp_sizes: int | None = None, sizes=SIZES, seeds: int = 3) -> Store:
+def simulated_store(
+    url: str, ntp_sizes: int | None = None, sizes=SIZES, seeds: int = 3, claims: list | None = None
+) -> Store:
     """A sweep's store as `orch sweep` leaves it, from known laws with seed noise: every size
-    but the last fitted, the last held out."""
+    but the last fitted, the last held out; `claims`: the sweep file states these inline."""
     rng = np.random.default_rng(0)
     store = Store.open(url)
     laws = {"jepa_good": (0.2, 0.05, 0.4), "ntp": (0.2, 0.05 * PLANTED_GAP**0.4, 0.4)}
     grid = {"objective": list(laws), "model": ["base"], "data_size": list(sizes), "seed": list(range(seeds))}
     raw = {"name": "sim", "grid": grid, "train": {"lr": 1e-3}, "holdout": {"data_size": list(sizes[-1:])}}
+    raw |= {"claims": claims} if claims else {}
     recipe = parse_spec(raw, "sim.yaml").trials[0]
     rows, measurements = [], []
     for objective, law in laws.items():

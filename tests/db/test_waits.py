@@ -49,7 +49,7 @@ def test_a_locked_store_is_said_within_five_seconds_and_given_up_on_at_its_bound
     assert fit.returncode == 1 and said[-1][1].startswith("orch: error: store sqlite:///")
     assert "locked by another process for more than 12 s" in said[-1][1]
     assert not (tmp_path / "reports").exists()
-    assert Store.open(f"sqlite:///{path}", create=False).forecasts_frame("sim").empty
+    assert Store.open(f"sqlite:///{path}", create=False).table_frame("forecasts", "sim").empty
 
 
 def test_a_bad_lock_wait_is_one_line(tmp_path):
