@@ -1,10 +1,12 @@
 """The fitting procedure on planted truths (`fits.planted`), with fixed seeds: PI coverage at
 each extrapolation ratio, the wrong-family rate, gap bias and coverage, the move one diverged seed
-causes with and without Huber's loss, the joint law's coverage, and bootstrap timings (1000
+causes with and without Huber's loss, the joint law's coverage, the claims' verdict rates (a true
+claim supported, a false one contradicted, each with its binomial SE), and bootstrap timings (1000
 refits of 3 curves per law, batched against one refit at a time, side by side in one run).
 
     python bench/fits.py                 # 400 replicates per experiment, about 4 minutes
     python bench/fits.py --replicates 100
+    python bench/fits.py --only verdicts --replicates 300
 """
 
 import argparse
@@ -19,6 +21,7 @@ import numpy as np
 sys.path = [p for p in sys.path if Path(p).resolve() != Path(__file__).resolve().parent]
 
 from fits.bootstrap import bootstrap_refits  # noqa: E402
+from fits.calibration import GOALS, verdict_rates  # noqa: E402
 from fits.fit import fit_laws  # noqa: E402
 from fits.laws import LAWS  # noqa: E402
 from fits.planted import draw_truth, forecast_check, gap_check, huber_shift, joint_check, simulate  # noqa: E402
@@ -89,14 +92,34 @@ def timings(args: argparse.Namespace) -> None:
         )
 
 
+def verdicts(args: argparse.Namespace) -> None:
+    started = time.perf_counter()
+    rates = verdict_rates(args.replicates, seed=args.seed)
+    took = time.perf_counter() - started
+    print(f"verdicts on planted truths, {rates.replicates} replicates each ({took:.1f} s):")
+    for experiment, goals in GOALS.items():
+        parts = []
+        for verdict, side, goal in goals:
+            share, se = rates.share(experiment, verdict), rates.se(experiment, verdict)
+            met = rates.meets(experiment, verdict, side, goal)
+            parts.append(
+                f"{verdict} {share:.1%} +- {se:.1%} (goal {side} {goal:.0%}: {'met' if met else 'MISSED'})"
+            )
+        print(f"  {experiment:>22}: " + "; ".join(parts))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--replicates", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--only", choices=["coverage", "gaps", "robustness", "joint", "verdicts", "timings"], default=None
+    )
     args = parser.parse_args()
-    for section in (coverage, gaps, robustness, joint, timings):
+    sections = (coverage, gaps, robustness, joint, verdicts, timings)
+    for section in sections if args.only is None else [s for s in sections if s.__name__ == args.only]:
         section(args)
 
 

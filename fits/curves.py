@@ -16,7 +16,7 @@ from fits.bands import covered, forecast, score_holdout
 from fits.bootstrap import bootstrap_refits
 from fits.ensemble import build_ensemble
 from fits.finish import profile
-from fits.fit import curve_points, fit_laws, law_weights
+from fits.fit import CurvePoints, curve_points, fit_laws, law_weights
 from fits.laws import LAWS
 from fits.results import CURVE, CurveFit, EarlierForecast, FitOptions, HeldOutCell
 
@@ -41,8 +41,7 @@ def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitO
     if options.holdout_above is not None:
         held |= group.samples_seen > options.holdout_above
     train = group[~held]
-    runs = train.seed.to_numpy() if options.points == "all" else None
-    points = curve_points(train.samples_seen.to_numpy(), train.value.to_numpy(), runs=runs)
+    points = _points(train, options)
     huber = options.huber
     fits = fit_laws(points, options.span, huber)
     weights = law_weights(fits)
@@ -85,7 +84,13 @@ def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitO
         chance=_mean_or_none(group.chance),
         null_p95=_mean_or_none(train.null_p95),
         profile=profiled,
+        measured=_points(group, options) if held.any() else None,
     )
+
+
+def _points(rows: pd.DataFrame, options: FitOptions) -> CurvePoints:
+    runs = rows.seed.to_numpy() if options.points == "all" else None
+    return curve_points(rows.samples_seen.to_numpy(), rows.value.to_numpy(), runs=runs)
 
 
 def _mean_or_none(column: pd.Series) -> float | None:

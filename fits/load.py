@@ -1,7 +1,9 @@
 """The one place `fits` touches the store: it reads measurements, trial recipes, baselines and
-earlier forecasts, and writes one fit run (fits, forecasts, gaps) in one transaction."""
+earlier forecasts and verdicts, and writes one fit run (fits, forecasts, gaps, verdicts) in one
+transaction."""
 
 import json
+import math
 import subprocess
 import time
 from dataclasses import asdict
@@ -10,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from db import FitRow, ForecastRow, GapRow, Store, TrialStatus
+from db import FitRow, ForecastRow, GapRow, Store, TrialStatus, VerdictRow
 from db.version import __version__
+from fits.claim import Verdict
 from fits.results import CurveFit, FitRun, GapEstimate, SweepDesign
 
 __all__ = [
@@ -19,6 +22,7 @@ __all__ = [
     "flops_per_sample",
     "load_baselines",
     "load_earlier_forecasts",
+    "load_earlier_verdicts",
     "load_measurements",
     "load_trials",
     "measured",
@@ -68,10 +72,14 @@ def recipes_of(trials: pd.DataFrame) -> dict[str, dict]:
     return found
 
 
-def flops_per_sample(frame: pd.DataFrame) -> dict[str, float]:
-    """Objective -> training FLOPs per sample, from the final checkpoints."""
-    final = frame[frame.is_final & (frame.samples_seen > 0)]
-    return {name: float((g.flops / g.samples_seen).median()) for name, g in final.groupby("objective")}
+def flops_per_sample(frame: pd.DataFrame, by: tuple[str, ...] = ("objective",)) -> dict:
+    """Training FLOPs per sample, from the final checkpoints with FLOPs: objective -> value, or
+    a tuple of the `by` columns -> value."""
+    final = frame[frame.is_final & (frame.samples_seen > 0) & (frame.flops > 0)]
+    groups = final.groupby(list(by))
+    return {
+        (name if len(by) > 1 else name[0]): float((g.flops / g.samples_seen).median()) for name, g in groups
+    }
 
 
 def load_baselines(store: Store) -> pd.DataFrame:
@@ -79,7 +87,7 @@ def load_baselines(store: Store) -> pd.DataFrame:
 
 
 def load_earlier_forecasts(store: Store, sweep: str) -> pd.DataFrame:
-    return store.forecasts_frame(sweep)
+    return store.table_frame("forecasts", sweep)
 
 
 def provenance(store: Store, sweep: str, design: SweepDesign, created: float) -> dict:
@@ -117,7 +125,34 @@ def save_fit_run(store: Store, run: FitRun) -> None:
     run carries the run's `created` time (its identity in the store)."""
     now = run.created
     fits = [(_fit_row(run, curve, now), _forecast_rows(run.sweep, curve, now)) for curve in run.curves]
-    store.write_fit_run(fits, [row for gap in run.gaps for row in _gap_rows(run.sweep, gap, now)])
+    gaps = [row for gap in run.gaps for row in _gap_rows(run.sweep, gap, now)]
+    store.write_fit_run(fits, gaps, [_verdict_row(run, verdict) for verdict in run.verdicts])
+
+
+def load_earlier_verdicts(store: Store, sweep: str) -> dict[str, tuple[str, str]]:
+    """Claim id -> (verdict, fit date) of the newest stored fit run that judged it."""
+    frame = store.table_frame("verdicts", sweep)
+    when = lambda created: time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created))  # noqa: E731
+    return {row.claim: (row.verdict, when(row.created)) for row in frame.itertuples()}
+
+
+def _verdict_row(run: FitRun, verdict: Verdict) -> VerdictRow:
+    low, high = verdict.interval or (None, None)
+    detail = {
+        k: v for k, v in verdict.as_dict().items() if k not in ("id", "kind", "says", "verdict", "value")
+    }
+    return VerdictRow(
+        sweep=run.sweep,
+        claim=verdict.claim.id,
+        kind=verdict.claim.kind,
+        says=verdict.claim.says,
+        verdict=verdict.verdict,
+        value=verdict.value,
+        low=None if low is None or not math.isfinite(low) else low,
+        high=None if high is None or not math.isfinite(high) else high,
+        detail=json.dumps(detail),  # Python's JSON: an open interval's end is Infinity
+        created=run.created,
+    )
 
 
 def _fit_row(run: FitRun, curve: CurveFit, now: float) -> FitRow:

@@ -45,9 +45,11 @@ def draw_truth(rng: np.random.Generator) -> dict[str, float]:
     return {"a_inf": float(a_inf), "b": float(b), "alpha": float(alpha)}
 
 
-def simulate(rng: np.random.Generator, truth: dict[str, float], sizes=SIZES, law=saturating) -> CurvePoints:
-    """3 seeds at each size, independent runs, normal seed noise of sd SIGMA."""
-    samples = np.repeat(sizes, SEEDS)
+def simulate(
+    rng: np.random.Generator, truth: dict[str, float], sizes=SIZES, law=saturating, seeds: int = SEEDS
+) -> CurvePoints:
+    """`seeds` seeds at each size, independent runs, normal seed noise of sd SIGMA."""
+    samples = np.repeat(sizes, seeds)
     return curve_points(samples, law(samples, **truth) + rng.normal(0, SIGMA, samples.size))
 
 

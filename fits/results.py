@@ -7,6 +7,7 @@ from typing import Any
 
 from fits.backtest import BacktestCell, backtest_table
 from fits.bands import Forecast
+from fits.claim import Claim, Verdict
 from fits.ensemble import Ensemble
 from fits.fit import UNIT_SPAN, CurvePoints, FitResult
 from fits.gaps import Bound
@@ -39,6 +40,9 @@ class SweepDesign:
     ranges: dict[str, Span]  # each measured metric's range, from the metric registry
     grid: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # axis -> values (provenance)
     recipe: dict[str, Any] = field(default_factory=dict)  # the first trial's recipe (provenance)
+    testbed: bool = False  # trained on the embedded synthetic world: every verdict says so
+    claims: tuple[Claim, ...] = ()  # what the run is judged against: the sweep's, or a claims file's
+    claims_source: str = ""  # where the claims were read (named in a bad claim's message)
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,9 @@ class CurveFit:
     null_p95: float | None = None  # 95th percentile of the permutation null, over the points
     # `--profile`: the heaviest law's key parameters -> profile-likelihood interval, or why none
     profile: dict[str, tuple[float, float] | str] | None = None
+    # every measured point, held-out cells included: what claims read without a law (None: the
+    # same as `points`, nothing was held out)
+    measured: CurvePoints | None = None
 
     @property
     def name(self) -> str:
@@ -227,6 +234,11 @@ class FitRun:
     skipped: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # options that ran, with a caveat
     baselines: Any = None  # the published points measured like these curves (a frame), for plots
+    flops_per_sample: dict[tuple[str, str], float] = field(default_factory=dict)  # (objective, model)
+    recipes: dict[str, dict] = field(default_factory=dict)  # objective -> its train recipe
+    verdicts: list[Verdict] = field(default_factory=list)  # the sweep's claims judged on this run
+    # claim id -> (verdict, fit id) the last stored fit of the sweep gave it
+    earlier_verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def calibration(self) -> dict:
         cells = [h for c in self.curves for h in c.held_out]
@@ -255,4 +267,7 @@ class FitRun:
             "joint": [{**key, **fit.as_dict()} for key, fit in self.joint],
             "earlier_forecasts": [asdict(e) for e in self.earlier],
             "skipped": self.skipped,
+            "verdicts": [
+                v.as_dict() | {"before": self.earlier_verdicts.get(v.claim.id)} for v in self.verdicts
+            ],
         }

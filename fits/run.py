@@ -6,15 +6,16 @@ modules; this only puts it in order."""
 import time
 
 from fits.check import check_options
-from fits.claims import gap_estimates, published_gaps
 from fits.curves import fit_group, score_earlier, select_points
 from fits.fit import FitError
+from fits.gap_estimates import gap_estimates, published_gaps
 from fits.joint import MIN_MODELS, fit_joint
 from fits.load import (
     Store,
     flops_per_sample,
     load_baselines,
     load_earlier_forecasts,
+    load_earlier_verdicts,
     load_measurements,
     load_trials,
     measured,
@@ -23,6 +24,7 @@ from fits.load import (
     recipes_of,
 )
 from fits.results import CURVE, CurveFit, FitOptions, FitRun, FitSettings, SweepDesign
+from fits.verdicts import check_claims, judge
 
 __all__ = ["run_fit"]
 
@@ -52,16 +54,28 @@ def run_fit(store: Store, sweep: str, options: FitOptions, design: SweepDesign) 
     run.skipped += skipped
     run.baselines = _matching(load_baselines(store), run.curves)
     per_sample = flops_per_sample(frame)
+    run.flops_per_sample = flops_per_sample(frame, by=("objective", "model"))
+    run.recipes = recipe
     for pair in settings.gaps:
         run.gaps += gap_estimates(run.curves, pair, chosen, per_sample, recipe, settings)
         run.published += published_gaps(run.baselines, pair, settings.metric)
     run.earlier = score_earlier(load_earlier_forecasts(store, sweep), run.curves)
+    _judge_claims(run, design, sorted(set(trials.objective)))
+    run.earlier_verdicts = load_earlier_verdicts(store, sweep)
     run.created = time.time()
     run.fit_id = (
         time.strftime("%Y%m%d-%H%M%S", time.gmtime(run.created)) + f"-{int(run.created * 1000) % 1000:03d}"
     )
     run.provenance = provenance(store, sweep, design, run.created) | {"fit id": run.fit_id}
     return run
+
+
+def _judge_claims(run: FitRun, design: SweepDesign, objectives: list[str]) -> None:
+    """The claims stated in this run's metric, judged; one on another metric is left for the
+    fit of that metric (`orch check` runs one per metric)."""
+    mine = tuple(c for c in design.claims if c.metric in (None, run.options.metric))
+    check_claims(mine, run, objectives, design.claims_source)
+    run.verdicts = [judge(claim, run, design.testbed) for claim in mine]
 
 
 def _matching(baselines, curves: list[CurveFit]):

@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "db": {"foundation"},
     "orchestrator.errors": {"foundation"},
     "orchestrator.interrupts": set(),  # SIGTERM as Ctrl-C, and signals held back over a commit
-    "orchestrator.spec": {"orchestrator.errors", "foundation"},
+    "orchestrator.spec": {"orchestrator.errors", "fits.claim", "foundation"},  # claims are read with sweeps
     "orchestrator.data": {"orchestrator.spec", "orchestrator.errors", "foundation"},
     "orchestrator.alignment": {"orchestrator.spec", "foundation"},
     "orchestrator.training": {
@@ -45,15 +45,32 @@ ALLOWED: dict[str, set[str]] = {
         "foundation",
     },
     "orchestrator.baselines": {"orchestrator.spec", "orchestrator.errors", "db", "foundation"},
+    "orchestrator.imports": {"orchestrator.spec", "orchestrator.errors", "db", "foundation"},
     "fits.math": {"foundation"},  # FITS_MATH: arrays in, arrays out
-    "fits.results": {"fits.math"},
+    "fits.claim": set(),  # what a claim states: types only, read by the claims-file parser
+    "fits.results": {"fits.math", "fits.claim"},
+    "fits.verdicts": {"fits.math", "fits.results", "fits.claim", "foundation"},
+    "fits.calibration": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # bench/fits.py
     "fits.check": {"fits.math", "fits.results", "foundation"},
     "fits.curves": {"fits.math", "fits.results"},
-    "fits.claims": {"fits.math", "fits.results"},
-    "fits.load": {"fits.results", "db", "foundation"},  # the store: the only fits module that reads it
+    "fits.gap_estimates": {"fits.math", "fits.results"},
+    "fits.load": {
+        "fits.results",
+        "fits.claim",
+        "db",
+        "foundation",
+    },  # the store: the only fits module that reads it
     "fits.report.text": set(),  # one cell formatter: the report's tables and the CLI's
-    "fits.report": {"fits.math", "fits.results", "fits.report.text"},  # draws, never refits
-    "fits.run": {"fits.math", "fits.results", "fits.check", "fits.curves", "fits.claims", "fits.load"},
+    "fits.report": {"fits.math", "fits.results", "fits.claim", "fits.report.text"},  # draws, never refits
+    "fits.run": {
+        "fits.math",
+        "fits.results",
+        "fits.check",
+        "fits.curves",
+        "fits.gap_estimates",
+        "fits.verdicts",
+        "fits.load",
+    },
     "orchestrator.cli": {"*"},  # the edge: it wires every room together
     "orchestrator": {"orchestrator.cli", "foundation"},  # the package and `python -m orchestrator`
 }
@@ -72,6 +89,7 @@ FITS_MATH = (
     "fits.level",
     "fits.planted",  # the procedure on planted truths, for bench/fits.py and the tests
     "fits.finish",  # lmfit's finish of the batched solver's best start, and its profiles
+    "fits.measured_gap",  # the model-free gap from the seed means
 )
 
 

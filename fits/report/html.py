@@ -1,5 +1,6 @@
 """`report.html`: one self-contained page (inline SVG, inline CSS, no script, no network) with the
-claims first, then the tables `report.md` has, the plots, the provenance and a glossary."""
+claims first (each claim's verdict, then the gaps), the plots, then the tables `report.md` has, the
+provenance and a glossary."""
 
 from html import escape
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 from fits.level import LEVEL
 from fits.report.glossary import FLAGS, LAWS, in_words
 from fits.report.markdown import calibration_line
-from fits.report.tables import Table, gap_ratio, lmfit_reports, published_table, tables
+from fits.report.tables import Table, gap_ratio, lmfit_reports, published_table, tables, verdicts_table
 from fits.report.text import cell
 from fits.results import FitRun
 
@@ -40,6 +41,15 @@ def _table(table: Table) -> str:
 
 
 def _claims(run: FitRun) -> str:
+    """The claims' verdicts, then the gaps asked for on the command line."""
+    verdicts = verdicts_table(run)
+    if verdicts.rows:
+        head = _table(verdicts)
+    else:
+        head = (
+            "<p>No claims stated: name a claims file in the sweep file (<code>claims:</code>), "
+            "or run <code>orch check CLAIMS.yaml</code>.</p>"
+        )
     rows = [
         [
             f"{g.faster}:{g.slower}",
@@ -53,7 +63,9 @@ def _claims(run: FitRun) -> str:
         for g in run.gaps
     ]
     headers = ["A:B", "curve", "target a*", "identifiable", "R (samples)", "why not", "flags"]
-    return _table(Table("claims", "Claims", headers, rows or [["no gap was asked for (orch fit --gap A:B)"]]))
+    return head + _table(
+        Table("claims", "Gaps", headers, rows or [["no gap was asked for (orch fit --gap A:B)"]])
+    )
 
 
 def _svg(path: Path) -> str:
@@ -74,7 +86,7 @@ def _glossary() -> str:
 
 
 def write_html(run: FitRun, out: Path, plots: list[Path]) -> Path:
-    """report.html under `out`: claims, tables, inline plots, provenance, glossary."""
+    """report.html under `out`: claims, inline plots, tables, provenance, glossary."""
     eval_sets = sorted({c.key["eval_set"] for c in run.curves})
     worlds = [s for s in eval_sets if s.startswith("world")]
     parts = [
@@ -86,16 +98,16 @@ def write_html(run: FitRun, out: Path, plots: list[Path]) -> Path:
         "<h2>Claims</h2>",
         _claims(run),
     ]
+    parts.append("<h2>Plots</h2>")
+    for path in (p for p in plots if p.suffix == ".svg"):
+        parts.append(f"<figure>{_svg(path)}<figcaption>{escape(path.stem)}</figcaption></figure>")
     for table in tables(run):
-        if table.rows and table.id != "gaps":  # the gaps opened the page, as its claims
+        if table.rows and table.id not in ("gaps", "verdicts", "summary"):  # claims opened the page
             parts += [f"<h2>{escape(table.title)}</h2>", _table(table)]
     if line := calibration_line(run):
         parts.append(f"<p>{escape(line)}</p>")
     if (published := published_table(run)).rows:
         parts += [f"<h2>{escape(published.title)}</h2>", _table(published)]
-    parts.append("<h2>Plots</h2>")
-    for path in (p for p in plots if p.suffix == ".svg"):
-        parts.append(f"<figure>{_svg(path)}<figcaption>{escape(path.stem)}</figcaption></figure>")
     if run.skipped:
         items = "".join(f"<li>{escape(line)}</li>" for line in run.skipped)
         parts += ["<h2>Skipped</h2>", f"<ul>{items}</ul>"]

@@ -1,5 +1,5 @@
-"""`report.md`: the fit report's tables (`tables`) with the plots embedded, and the calibration
-line the text, markdown and HTML reports share."""
+"""`report.md`: the claims' verdicts and the gaps, the plots, then the rest of the fit report's
+tables (`tables`), and the calibration line the text, markdown and HTML reports share."""
 
 from pathlib import Path
 
@@ -39,14 +39,18 @@ def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
         f"{UNBOUNDED_REACH:g}x past their data. Flags say where a number should not be trusted.",
         "",
     ]
-    for table in tables(run):
-        if table.rows:
-            lines += [f"## {table.title}", "", _markdown_table(table.headers, table.rows), ""]
+    found = {table.id: table for table in tables(run) if table.rows}
+    found.pop("summary", None)  # the CLI's short view of the fits table below
+    first = [found.pop(name) for name in ("verdicts", "gaps") if name in found]  # the claims open it
+    for table in first:
+        lines += [f"## {table.title}", "", _markdown_table(table.headers, table.rows), ""]
+    lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots if p.suffix == ".png"] + [""]
+    for table in found.values():
+        lines += [f"## {table.title}", "", _markdown_table(table.headers, table.rows), ""]
     if line := calibration_line(run):
         lines += [line, ""]
     if (published := published_table(run)).rows:
         lines += [f"## {published.title}", "", _markdown_table(published.headers, published.rows), ""]
-    lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots if p.suffix == ".png"]
     lines += ["", "## lmfit: the heaviest law of each curve", ""]
     for name, report in lmfit_reports(run):
         lines += [f"### {name}", "", "```text", report, "```", ""]

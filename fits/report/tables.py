@@ -1,13 +1,24 @@
 """The fit report's tables, one function each, keyed by an id: `report.md`, `report.html` and the
 CLI's text show the same tables with the same cell formatter (`text.cell`)."""
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fits.claim import Claim, Verdict
 from fits.level import LEVEL, Z
 from fits.results import FitRun, GapEstimate
 
-__all__ = ["TABLES", "Table", "gap_ratio", "lmfit_reports", "published_table", "tables"]
+__all__ = [
+    "SUMMARY",
+    "TABLES",
+    "Table",
+    "gap_ratio",
+    "lmfit_reports",
+    "published_table",
+    "tables",
+    "verdict_interval",
+]
 
 
 @dataclass(frozen=True)
@@ -139,6 +150,92 @@ def gaps_table(run: FitRun) -> Table:
     return Table("gaps", "Sample gaps", [*headers, "not identifiable because", "flags"], rows)
 
 
+def _amount(kind: str, value: float | None) -> str:
+    """A claim's measured value as its kind reads: a ratio, a share, or a level."""
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return "inf"
+    if kind == "gap":
+        return f"{value:.3g}x"
+    return f"{value:.0%}" if kind == "forecast" else f"{value:.4f}"
+
+
+def _region(claim: Claim) -> str:
+    low, high = (
+        _amount(claim.kind, v) if math.isfinite(v) else None for v in (claim.region.low, claim.region.high)
+    )
+    unit = " FLOPs" if claim.per == "flops" else ""
+    if low is None:
+        return f"<= {high}{unit}"
+    return f">= {low}{unit}" if high is None else f"[{low}, {high}]{unit}"
+
+
+def verdict_interval(verdict: Verdict) -> str:
+    if verdict.interval is None:
+        return "-"
+    low, high = (_amount(verdict.claim.kind, v) for v in verdict.interval)
+    return f"[{low}, {high}]"
+
+
+def _axes(verdict: Verdict) -> list[str]:
+    """A gap claim's ratio on both axes, samples and FLOPs, where each is known."""
+    lines = []
+    for axis, found in verdict.axes.items():
+        if found.get("value") is not None and found.get("interval") is not None:
+            low, high = found["interval"]
+            lines.append(f"in {axis}: {found['value']:.3g}x [{low:.3g}, {high:.3g}]")
+        elif found.get("bound"):
+            lines.append(f"in {axis}: {found['bound']}")
+    return lines
+
+
+def verdicts_table(run: FitRun) -> Table:
+    """Each claim: what was measured, its 95% interval, the verdict and why; `before` is the
+    verdict the last stored fit gave it, where that differs."""
+    rows = []
+    for v in run.verdicts:
+        why = [v.basis, *v.reasons, *_axes(v), *(f"missing: {m}" for m in v.missing)]
+        why += [f"flag: {f}" for f in v.flags]
+        before = run.earlier_verdicts.get(v.claim.id)
+        rows.append(
+            [
+                v.claim.id,
+                f"{v.claim.says} ({v.claim.source})",
+                _region(v.claim),
+                _amount(v.claim.kind, v.value),
+                verdict_interval(v),
+                v.verdict.upper() if v.verdict != "inconclusive" else v.verdict,
+                "; ".join(why),
+                "; ".join(v.caveats) or "-",
+                f"{before[0]} ({before[1]})" if before and before[0] != v.verdict else "-",
+            ]
+        )
+    headers = [
+        "id",
+        "claim",
+        "claimed",
+        "measured",
+        f"{LEVEL:.0%} interval",
+        "verdict",
+        "why",
+        "caveats",
+        "was",
+    ]
+    return Table("verdicts", f"Claims ({run.options.metric})", headers, rows)
+
+
+def summary_table(run: FitRun) -> Table:
+    """Each curve's heaviest law: what a reader needs before the full fits table."""
+    rows = [
+        [c.name, f"{c.fit.law} ({c.ensemble.weights.get(c.fit.law, 0):.0%})", _values(c.fit), c.fit.lof_p]
+        for c in run.curves
+    ]
+    return Table(
+        "summary", "Curves: the heaviest law of each", ["curve", "law (weight)", "parameters", "lof_p"], rows
+    )
+
+
 def backtests_table(run: FitRun) -> Table:
     rows = [
         [
@@ -198,6 +295,8 @@ def published_table(run: FitRun) -> Table:
 
 # Every table of a fit run, in the order the text and markdown report show them.
 TABLES: dict[str, Callable[[FitRun], Table]] = {
+    "verdicts": verdicts_table,
+    "summary": summary_table,
     "fits": fits_table,
     "profile": profile_table,
     "forecasts": forecasts_table,
@@ -207,6 +306,10 @@ TABLES: dict[str, Callable[[FitRun], Table]] = {
     "joint": joint_table,
     "earlier": earlier_table,
 }
+
+
+# What the CLI prints without --detail, and what opens the report: the claims, then the numbers.
+SUMMARY = ("verdicts", "summary", "forecasts", "gaps")
 
 
 def tables(run: FitRun) -> list[Table]:

@@ -33,7 +33,7 @@ def test_a_fit_run_writes_its_rows_and_its_report(tmp_path):
     assert page == folder / "report.html" and (folder / "report.md").exists()
     assert (folder / "scaling_base_dino.svg").exists()
     assert (tmp_path / "r" / "sim" / "latest").resolve() == folder.resolve()
-    assert len(store.forecasts_frame("sim")) == sum(len(c.forecasts) for c in run.curves)
+    assert len(store.table_frame("forecasts", "sim")) == sum(len(c.forecasts) for c in run.curves)
 
 
 def test_a_metric_without_measurements_is_a_fit_error(tmp_path):

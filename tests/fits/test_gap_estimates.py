@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from fits.claims import gap_estimates, published_gaps
 from fits.curves import select_points
+from fits.gap_estimates import gap_estimates, published_gaps
 from fits.gaps import Bound
 from fits.load import flops_per_sample, load_trials, recipes_of
 from tests.fits.conftest import BOOTSTRAP

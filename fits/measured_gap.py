@@ -1,0 +1,130 @@
+"""The model-free sample gap: R read from the measured seed means, with no law at all.
+
+Each curve's seed means are joined by a monotone cubic in log S (PCHIP: it follows the bend of a
+saturating curve between sizes an octave or more apart, where a straight line would cut the
+corner and read every crossing late, and it never overshoots the means); N* is where that
+curve first reaches the level. The interval comes from resampling seeds (whole runs when the points are one
+run's checkpoints, so that a run's correlated checkpoints move together), at the one confidence
+level of every interval. It exists only where both crossings lie inside the measured
+checkpoints: outside them there is nothing to read without a law.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.interpolate import PchipInterpolator
+
+from fits.fit import CurvePoints
+from fits.gaps import crossing
+from fits.level import LEVEL, tails
+
+__all__ = ["RESAMPLES", "MeasuredGap", "measured_gap", "measured_level"]
+
+RESAMPLES = 2000
+DENSE = 256  # log-spaced points the joined means are read at
+
+
+@dataclass(frozen=True)
+class MeasuredGap:
+    """R = N_B* / N_A* from the means, its interval (None where the seeds give none), and why
+    there is no ratio or no interval."""
+
+    target: float
+    ratio: float | None
+    interval: tuple[float, float] | None
+    reasons: list[str] = field(default_factory=list)
+
+
+def _resampled_means(points: CurvePoints, rng: np.random.Generator, count: int) -> np.ndarray:
+    """(count, m) seed means with the seeds drawn again with replacement: whole runs when the
+    points are checkpoints of the same runs, else each point's own replicates. Each draw's
+    distance from the mean is widened by sqrt(n / (n - 1)): resampling n seeds spreads their
+    mean by (n - 1) / n of its variance, a third short at 3 seeds."""
+    if points.run_values is not None:
+        runs = points.run_values
+        picks = rng.integers(0, len(runs), (count, len(runs)))
+        return _widened(runs[picks].mean(axis=1), points.mean, len(runs))
+    columns = [
+        _widened(g[rng.integers(0, len(g), (count, len(g)))].mean(axis=1), g.mean(), len(g))
+        for g in points.replicates
+    ]
+    return np.column_stack(columns)
+
+
+def _widened(draws: np.ndarray, center, seeds: int) -> np.ndarray:
+    return center + (draws - center) * np.sqrt(seeds / max(seeds - 1, 1))
+
+
+def _joined(points: CurvePoints, means: np.ndarray, samples) -> np.ndarray:
+    """(rows, k) each row of seed means joined in log S and read at `samples`."""
+    if len(points.samples) < 2:
+        return np.broadcast_to(means, (len(means), np.size(samples)))
+    return PchipInterpolator(np.log(points.samples), means, axis=1)(np.log(samples))
+
+
+def _crossing(points: CurvePoints, means: np.ndarray, targets) -> np.ndarray:
+    """(rows,) where each row of means, joined on a fine log grid, first reaches its target."""
+    grid = np.geomspace(points.samples[0], points.samples[-1], DENSE)
+    return crossing(grid, _joined(points, np.atleast_2d(means), grid), targets)
+
+
+def measured_level(points: CurvePoints, samples: float) -> float | None:
+    """The seed means' level at S, joined between checkpoints; None outside them."""
+    if not points.samples[0] <= samples <= points.samples[-1]:
+        return None
+    return float(_joined(points, points.mean[None, :], [samples])[0, 0])
+
+
+def measured_gap(
+    a: CurvePoints,
+    b: CurvePoints,
+    target: float | None = None,
+    samples_b: float | None = None,
+    seed: int = 0,
+    level: float = LEVEL,
+) -> MeasuredGap:
+    """R at `target`, or at B's measured level at `samples_b` (one of the two)."""
+    if samples_b is not None:
+        target = measured_level(b, samples_b)
+        if target is None:
+            return MeasuredGap(np.nan, None, None, [f"B was not measured around {samples_b:.3g} samples"])
+    n_a = float(_crossing(a, a.mean, target)[0])
+    n_b = samples_b if samples_b is not None else float(_crossing(b, b.mean, target)[0])
+    reasons = [
+        f"{name}'s seed means {_where(n)} the level {target:.3g}"
+        for name, n in (("A", n_a), ("B", n_b))
+        if n == 0 or not np.isfinite(n)
+    ]
+    if reasons:
+        return MeasuredGap(target, None, None, reasons)
+    if min(_seeds(a), _seeds(b)) < 2:
+        return MeasuredGap(target, n_b / n_a, None, ["one seed: the seeds give no interval"])
+    rng = np.random.default_rng(seed)
+    means_a = _resampled_means(a, rng, RESAMPLES)
+    if samples_b is not None:
+        targets = _joined(b, _resampled_means(b, rng, RESAMPLES), [samples_b])[:, 0]
+        draws_b = np.full(RESAMPLES, samples_b)
+    else:
+        targets = np.full(RESAMPLES, target)
+        draws_b = _crossing(b, _resampled_means(b, rng, RESAMPLES), targets)
+    draws_a = _crossing(a, means_a, targets)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = draws_b / draws_a
+    ratios = np.where(np.isnan(ratios), np.inf, ratios)
+    low, high = np.percentile(ratios, tails(level), method="inverted_cdf")
+    if not (low > 0 and np.isfinite(high)):
+        share = float(np.mean((ratios == 0) | ~np.isfinite(ratios)))
+        why = f"in {share:.0%} of seed resamples a crossing leaves the measured checkpoints"
+        return MeasuredGap(target, n_b / n_a, None, [why])
+    return MeasuredGap(target, n_b / n_a, (float(low), float(high)))
+
+
+def _seeds(points: CurvePoints) -> int:
+    """How many independent seeds each point's mean rests on (the fewest)."""
+    if points.run_values is not None:
+        return len(points.run_values)
+    return min(len(g) for g in points.replicates)
+
+
+def _where(crossed: float) -> str:
+    return "start at or above" if crossed == 0 else "never reach"

@@ -1,0 +1,135 @@
+"""Verdicts on planted curves: the region rules, the model-free gap beside the law's, a bound
+that can only contradict, no verdict on an unbounded law far past the data, FLOPs, forecasts."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fits.calibration import planted_curve, planted_run
+from fits.claim import Claim, Region
+from fits.fit import curve_points
+from fits.measured_gap import measured_gap
+from fits.planted import SIZES, simulate
+from fits.results import HeldOutCell
+from fits.verdicts import judge
+from tests.fits.truth import TRUTH
+
+SLOWED = dict(TRUTH, b=TRUTH["b"] * 42 ** TRUTH["alpha"])
+
+
+def gap_claim(region: Region, **fields) -> Claim:
+    return Claim(
+        id="g", kind="gap", says="A needs fewer", source="t", region=region, faster="A", slower="B", **fields
+    )
+
+
+@pytest.fixture(scope="module")
+def pair():
+    rng = np.random.default_rng(3)
+    return planted_curve("A", simulate(rng, TRUTH)), planted_curve("B", simulate(rng, SLOWED))
+
+
+def test_region_rules_supported_inside_contradicted_outside_inconclusive_across():
+    region = Region.around(42, 2, factor=True)
+    assert (region.low, region.high) == (21, 84)
+    assert region.holds(30, 60) and not region.misses(30, 60)
+    assert region.misses(5, 20) and region.misses(90, math.inf)
+    assert not region.holds(15, 30) and not region.misses(15, 30)
+    assert Region.around(0.109, 0.01, factor=False).holds(0.1, 0.118)
+
+
+def test_a_planted_42x_is_supported_and_the_seed_means_agree(pair):
+    verdict = judge(gap_claim(Region.around(42, 2, factor=True)), planted_run(*pair))
+    assert verdict.verdict == "supported" and "laws' gap" in verdict.basis
+    assert verdict.interval[0] <= 42 <= verdict.interval[1]
+    low, high = verdict.measured["interval"]
+    assert low <= 42 <= high and "LAW_AND_MEANS_DISAGREE" not in verdict.flags
+    assert judge(gap_claim(Region.around(5, 2, factor=True)), planted_run(*pair)).verdict == "contradicted"
+    assert judge(gap_claim(Region(20, 200)), planted_run(*pair)).verdict == "supported"
+
+
+def test_the_gap_in_flops_is_the_gap_in_samples_times_the_cost_per_sample(pair):
+    run = planted_run(*pair)
+    run.flops_per_sample = {("A", "m"): 2e9, ("B", "m"): 1e9}  # an A sample costs twice a B sample
+    samples = judge(gap_claim(Region(1, 1000)), run)
+    flops = judge(gap_claim(Region(1, 1000), per="flops"), run)
+    assert flops.value == pytest.approx(samples.value / 2)
+    assert flops.axes["samples"]["value"] == pytest.approx(samples.value)
+    assert samples.axes["flops"]["value"] == pytest.approx(samples.value / 2)
+    assert any("samples, not FLOPs" in c for c in samples.caveats) and not any(
+        "FLOPs" in c for c in flops.caveats
+    )
+    no_flops = judge(gap_claim(Region(1, 1000), per="flops"), planted_run(*pair))
+    assert no_flops.verdict == "inconclusive" and "no FLOPs" in no_flops.reasons[0]
+
+
+def test_where_the_law_is_withheld_the_seed_means_decide_and_say_so(pair):
+    a, b = pair
+    b.fits[b.fit.law].lof_p = 1e-9  # as if B's heaviest law failed the lack-of-fit test
+    try:
+        verdict = judge(gap_claim(Region.around(42, 2, factor=True)), planted_run(a, b))
+    finally:
+        b.fits[b.fit.law].lof_p = 0.5
+    assert verdict.verdict == "supported" and "seed means' gap" in verdict.basis
+    assert any("lack-of-fit" in reason for reason in verdict.reasons)
+
+
+def test_a_bound_contradicts_a_claim_it_excludes_and_never_supports_one():
+    rng = np.random.default_rng(4)
+    a = planted_curve("A", simulate(rng, TRUTH, sizes=SIZES[-5:]))  # above B's levels from its start
+    b = planted_curve("B", simulate(rng, dict(TRUTH, b=TRUTH["b"] * 2000 ** TRUTH["alpha"])))
+    small = judge(gap_claim(Region.around(2, 2, factor=True)), planted_run(a, b))
+    assert small.verdict == "contradicted" and small.value is None and small.basis.startswith("a bound: R >=")
+    large = judge(gap_claim(Region(1000, math.inf)), planted_run(a, b))
+    assert large.verdict == "inconclusive" and large.missing
+
+
+def test_no_level_verdict_rests_on_an_unbounded_law_far_past_the_data():
+    rng = np.random.default_rng(5)
+    samples = np.repeat(SIZES, 3)
+    power = planted_curve(
+        "A", curve_points(samples, 0.01 * samples**0.2 + rng.normal(0, 0.002, samples.size))
+    )
+    claim = Claim(
+        id="l",
+        kind="level",
+        says="s",
+        source="t",
+        region=Region(0.0, 1.0),
+        objective="A",
+        at=int(SIZES[-1] * 3),
+    )
+    verdict = judge(claim, planted_run(power))
+    if power.ensemble.usable(claim.at)[1]:  # only unbounded laws reach that far
+        assert verdict.verdict == "inconclusive" and "unbounded" in verdict.reasons[0]
+    measured = judge(Claim(**{**claim.__dict__, "at": int(SIZES[2])}), planted_run(power))
+    assert "measured mean of 3 seeds" in measured.basis and measured.interval[0] < measured.value
+
+
+def test_a_forecast_claim_counts_held_out_cells_with_a_clopper_pearson_interval(pair):
+    a, b = pair
+    cell = HeldOutCell(1e8, 0.1, 3, 0.1, (0.09, 0.11), 0.0, True)
+    miss = HeldOutCell(2e8, 0.2, 3, 0.1, (0.09, 0.11), 5.0, False)
+    a.held_out[:] = [cell] * 19 + [miss]
+    try:
+        claim = Claim(id="f", kind="forecast", says="s", source="t", region=Region(0.8, 1.0))
+        verdict = judge(claim, planted_run(a, b))
+    finally:
+        a.held_out.clear()
+    assert verdict.value == pytest.approx(0.95)
+    assert verdict.interval == pytest.approx((0.7513, 0.9987), abs=1e-3)  # Clopper-Pearson, 19 of 20
+    assert verdict.verdict == "inconclusive"  # 0.75 < 0.8: twenty cells cannot show 80%
+    empty = judge(claim, planted_run(a, b))
+    assert empty.verdict == "inconclusive" and "held-out runs" in empty.missing[0]
+
+
+def test_the_measured_gap_needs_two_seeds_and_both_crossings_inside():
+    rng = np.random.default_rng(6)
+    one_a, one_b = simulate(rng, TRUTH, seeds=1), simulate(rng, SLOWED, seeds=1)
+    target = float(one_a.mean[1] + one_a.mean[2]) / 2
+    single = measured_gap(one_a, one_b, target=target)
+    assert single.interval is None and "one seed" in single.reasons[0] and single.ratio > 1
+    a, b = simulate(rng, TRUTH), simulate(rng, SLOWED)
+    outside = measured_gap(a, b, target=float(b.mean[-1]) + 0.05)
+    assert outside.ratio is None and "never reach" in outside.reasons[-1]
