@@ -1,14 +1,18 @@
 """`orch align`, `orch baselines`, `orch export` and `orch db`: data into and out of the store."""
 
+import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 
 from db import SCHEMA_VERSION, WIDTHS, mask_url, queries
 from fits.report.text import render_table
 from orchestrator.cli.common import (
+    SizeParam,
     emit_json,
     open_store,
     open_sweep,
@@ -98,6 +102,76 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
     store = open_store(store_url(ctx), create=True)
     added = store.write_baselines(rows)
     click.echo(f"{added} of {len(rows)} rows added to {store.url}", err=True)
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--sweep", "sweep_name", required=True, help="The sweep the runs are recorded as.")
+@click.option(
+    "--points",
+    type=click.Choice(["auto", "final", "all"]),
+    default="auto",
+    show_default=True,
+    help="What `orch fit` takes of each run: its final checkpoint, or every checkpoint (constant-rate "
+    "runs); auto: every checkpoint when each run is one (objective, model, seed) with several.",
+)
+@click.option("--holdout-above", type=SizeParam(), default=None, help="Hold out checkpoints past S in fits.")
+@click.option(
+    "--claims",
+    "claims_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The claims these runs are checked against: `orch fit` judges them, as a sweep file's.",
+)
+@store_option
+@click.pass_context
+def import_runs(
+    ctx: click.Context,
+    file: str,
+    sweep_name: str,
+    points: str,
+    holdout_above: int | None,
+    claims_file: str | None,
+) -> None:
+    """Record runs orch did not train (CSV or Parquet: objective, model, data_size, seed,
+    samples_seen, metric, reference, eval_set, value; optional se, flops) as a sweep of their
+    own, for `orch fit` and `orch check`. Importing the same file again adds nothing.
+
+    \b
+        orch import released_logs.csv --sweep paper_logs
+        orch check sweeps/claims/jepa_prh.yaml paper_logs
+    """
+    from db import TrialStatus
+    from orchestrator.imports import imported_design, read_runs
+    from orchestrator.spec.claims import load_claims
+
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", sweep_name):
+        raise InputError(f"--sweep {sweep_name!r}: use letters, digits, '_', '.' and '-'")
+    if claims_file is not None:
+        load_claims(claims_file)  # a bad claims file is refused before anything is written
+    runs = read_runs(Path(file), sweep_name, WIDTHS, points, holdout_above, claims_file)
+    store = open_store(store_url(ctx), create=True)
+    found = store.find_sweep(sweep_name)
+    if found is not None and imported_design(yaml.safe_load(found.spec_text)) is None:
+        raise InputError(
+            f"sweep {sweep_name} in {store.url} was run by orch sweep: import under another --sweep"
+        )
+    keys = [trial.key for trial in runs.trials]
+    with store.batch():  # the sweep, its trials and every row land together, or nothing does
+        store.record_sweep(
+            sweep_name, runs.spec_text, hashlib.sha256(runs.spec_text.encode()).hexdigest(), file, runs.trials
+        )
+        new = [key for key, status in store.trial_statuses(keys).items() if status == TrialStatus.PENDING]
+        for key in new:
+            store.set_status(key, TrialStatus.RUNNING, host="imported", device="-")
+            extra = {"n_params": runs.n_params[key]} if key in runs.n_params else {}
+            store.set_status(key, TrialStatus.DONE, samples_seen=runs.samples_seen[key], **extra)
+        added = store.write_measurements(runs.measurements)
+    click.echo(
+        f"{sweep_name}: {len(new)} of {len(keys)} trials and {added} of {len(runs.measurements)} rows added "
+        f"to {store.url} (points: {yaml.safe_load(runs.spec_text)['imported']['points']})",
+        err=True,
+    )
 
 
 @baselines.command("list")

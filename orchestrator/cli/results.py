@@ -12,12 +12,14 @@ import yaml
 
 from db import Store
 from fits.report.text import render_table
-from orchestrator.cli.common import SizeParam, emit_json, open_sweep, store_option
+from orchestrator.cli.common import SizeParam, emit_json, open_sweep, say, store_option
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError, SpecError
+from orchestrator.imports import imported_design
 from orchestrator.interrupts import held_signals, sigterm_interrupts
 from orchestrator.spec import CORE_AXES, parse_spec
 from orchestrator.spec.catalog import parse_metric
+from orchestrator.spec.claims import claims_of, load_claims
 
 
 @cli.command()
@@ -66,10 +68,13 @@ from orchestrator.spec.catalog import parse_metric
     help="Hold out checkpoints past S (default: the sweep file's holdout.samples_above).",
 )
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True)
+@click.option(
+    "--detail", is_flag=True, help="Every law of every curve and every table, not only the summary."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @store_option
 @click.pass_context
-def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: Any) -> None:
+def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, detail: bool, **options: Any) -> None:
     """Fit alignment-versus-samples laws, forecast, score held-out cells and compute gaps.
 
     \b
@@ -83,7 +88,7 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, **options: An
     if as_json:
         emit_json(run.as_dict() | {"report": str(page)})
     else:
-        click.echo(_fit_text(run))
+        click.echo(fit_text(run, detail))
     click.echo(f"wrote {page}", err=True)
 
 
@@ -146,33 +151,58 @@ def _why(error: OSError) -> str:
     return error.strerror or type(error).__name__
 
 
-def sweep_design(store: Store, sweep: str, metric: str) -> Any:
+def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None = None) -> Any:
     """What the fit needs of the sweep file the store recorded: its design, holdout, grid and
-    recipe, and the range of every metric it measured; a record this orch cannot read is an
-    InputError (a fit never guesses the design)."""
+    recipe, the range of every metric it measured, and the claims to judge (`claims_file`'s,
+    else the ones the sweep file states); a record this orch cannot read is an InputError (a
+    fit never guesses the design)."""
     from fits.results import SweepDesign
 
     row = store.find_sweep(sweep)
+    ranges = {name: span for name, _ in store.measured(sweep) if (span := _metric_range(name))}
     try:
-        spec = parse_spec(yaml.safe_load(row.spec_text), row.source)
+        span = parse_metric(metric.split("/")[0]).metric.range
+    except ValueError as error:
+        raise InputError(f"--metric {error}") from None
+    try:
+        raw = yaml.safe_load(row.spec_text)
+        claims, origin = (
+            (load_claims(claims_file), claims_file) if claims_file else _recorded_claims(raw, row.source)
+        )
+        if (imported := imported_design(raw)) is not None:  # runs orch did not train: no recipe, no grid
+            points, holdout_above = imported
+            return SweepDesign(
+                points, holdout_above, ranges | {metric: span}, claims=claims, claims_source=origin
+            )
+        spec = parse_spec(raw, row.source, read_claims=False)
     except (SpecError, yaml.YAMLError) as error:
         reason = str(error).splitlines()[0]
         raise InputError(
             f"sweep {sweep} in {store.url}: its recorded sweep file does not read in this orch ({reason}); "
             "run 'orch sweep FILE' again to record it"
         ) from None
-    ranges = {name: span for name, _ in store.measured(sweep) if (span := _metric_range(name))}
-    try:
-        span = parse_metric(metric.split("/")[0]).metric.range
-    except ValueError as error:
-        raise InputError(f"--metric {error}") from None
     return SweepDesign(
         points=spec.design,
         holdout_above=spec.holdout_above,
         ranges=ranges | {metric: span},
         grid={axis: tuple({getattr(t, axis) for t in spec.trials}) for axis in CORE_AXES},
         recipe=asdict(spec.trials[0].train),
+        testbed=spec.data.source == "world",
+        claims=claims,
+        claims_source=origin,
     )
+
+
+def _recorded_claims(raw: dict, source: str) -> tuple[tuple, str]:
+    """The claims the recorded sweep file states; none, with a warning, when its claims file
+    no longer reads (it may have moved since the sweep ran)."""
+    if "claims" not in raw:
+        return (), ""
+    try:
+        return claims_of(raw["claims"], source, Path(source).parent)
+    except SpecError as error:
+        say(f"warning: the sweep's claims were not judged: {error}")
+        return (), ""
 
 
 def _metric_range(name: str) -> tuple[float, float] | None:
@@ -184,11 +214,28 @@ def _metric_range(name: str) -> tuple[float, float] | None:
         return None
 
 
-def _fit_text(run: Any) -> str:
-    from fits.report.markdown import calibration_line
-    from fits.report.tables import tables
+def _verdicts_text(table: Any) -> str:
+    """The verdicts as a narrow table (id, claimed, measured, interval, verdict, was), then each
+    claim's words, why and caveats on lines of their own."""
+    columns = (0, 2, 3, 4, 5, 8)
+    brief = render_table(
+        [table.headers[i] for i in columns], [[row[i] for i in columns] for row in table.rows]
+    )
+    notes = [f"{row[0]}: {row[1]}\n  why: {row[6]}\n  caveats: {row[7]}" for row in table.rows]
+    return "\n".join([table.title, brief, "", *notes])
 
-    parts = [f"{t.title}\n{render_table(t.headers, t.rows)}" for t in tables(run) if t.rows]
+
+def fit_text(run: Any, detail: bool) -> str:
+    """The run as text: the claims' verdicts first, then each curve's heaviest law, forecasts and
+    gaps; `detail` adds every law and every other table."""
+    from fits.report.markdown import calibration_line
+    from fits.report.tables import SUMMARY, tables
+
+    shown = [t for t in tables(run) if t.rows and (t.id in SUMMARY if not detail else t.id != "summary")]
+    parts = [
+        _verdicts_text(t) if t.id == "verdicts" else f"{t.title}\n{render_table(t.headers, t.rows)}"
+        for t in shown
+    ]
     parts += [line] if (line := calibration_line(run)) else []
     parts += [f"skipped {line}" for line in run.skipped]
     return "\n\n".join(parts)

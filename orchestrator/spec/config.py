@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fits.claim import Claim
 from orchestrator.spec.catalog import parse_metric
 
 __all__ = [
@@ -165,6 +166,8 @@ class Spec:
     holdout_above: int | None  # checkpoints past this many samples seen are held out
     source: str
     text: str
+    claims: tuple[Claim, ...] = ()  # what the sweep is run to check (`claims:`), read with the file
+    claims_source: str | None = None  # the claims file, or the sweep file when they are inline
 
     @property
     def text_hash(self) -> str:

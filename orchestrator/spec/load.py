@@ -8,13 +8,13 @@ naming the file, the field path and the fix.
 import itertools
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from orchestrator.errors import SpecError
 from orchestrator.spec.catalog import OBJECTIVES, PRESETS, objective_of
+from orchestrator.spec.claims import claims_of
 from orchestrator.spec.config import (
     CORE_AXES,
     DEFAULT_STORE,
@@ -45,54 +45,34 @@ from orchestrator.spec.sections import (
     with_override,
 )
 from orchestrator.spec.sources import rules_of
+from orchestrator.spec.yamlfile import read_yaml
 
 __all__ = ["MAX_TRIALS", "load_spec", "parse_spec"]
 
 MAX_TRIALS = 100_000  # a grid larger than this is refused unless the file raises `max_trials`
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """yaml.safe_load, except that a key given twice in one mapping is an error: YAML's last
-    one wins, and a sweep would silently run a grid other than the one its author read. A merge
-    key (`<<: *defaults`) is YAML's own: the keys it brings may be overridden by the mapping's."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: set = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (give each key once)", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def load_spec(path: str | Path) -> Spec:
     """Read and validate a sweep file; every problem is a one-line `SpecError` naming the file."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
-        raise SpecError(f"{path}: cannot read ({error.__class__.__name__}: {error})") from None
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: builds no objects
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        raise SpecError(f"{path}: YAML syntax error at {where}: {problem}") from None
+    text, raw = read_yaml(path)
     # Absolute on the driver: a worker resolves a relative path against Ray's working directory.
     return parse_spec(raw, source=str(path), text=text, base_dir=path.resolve().parent)
 
 
-def parse_spec(raw: Any, source: str, text: str = "", base_dir: Path = Path(".")) -> Spec:
+def parse_spec(
+    raw: Any, source: str, text: str = "", base_dir: Path = Path("."), read_claims: bool = True
+) -> Spec:
+    """`read_claims`: read and check the claims the file names (a recorded sweep file is read
+    again without them: its claims file may have moved since)."""
     try:
-        return _parse(raw, source, text, base_dir)
+        spec = _parse(raw, source, text, base_dir)
     except FieldError as error:
         raise SpecError(f"{source}: {error.path}: {error.message}") from None
+    if read_claims and "claims" in raw:
+        claims, origin = claims_of(raw["claims"], source, base_dir)
+        spec = replace(spec, claims=claims, claims_source=origin)
+    return spec
 
 
 def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
@@ -100,7 +80,7 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
         raise FieldError("(top)", "the file is empty (start from sweeps/goodview_vs_ntp.yaml)")
     known = (
         "name", "store", "data", "eval", "grid", "include", "exclude",
-        "train", "resources", "holdout", "max_trials",
+        "train", "resources", "holdout", "max_trials", "claims",
     )  # fmt: skip
     top = read_mapping(raw, "", known, required=("name", "grid"))
     name = read_string(top["name"], "name")

@@ -44,7 +44,7 @@ def test_a_signal_during_fit_exits_130_with_no_report_and_no_rows(tmp_path, sign
     assert fitting.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "orch: interrupted" and "Traceback" not in stderr
     assert files(tmp_path) == before  # no report folder, nothing staged, no `latest`
-    assert Store.open(f"sqlite:///{tmp_path / 'orch.db'}", create=False).forecasts_frame("sim").empty
+    assert Store.open(f"sqlite:///{tmp_path / 'orch.db'}", create=False).table_frame("forecasts", "sim").empty
 
 
 def test_a_fit_that_lands_is_whole(tmp_path):
@@ -56,7 +56,11 @@ def test_a_fit_that_lands_is_whole(tmp_path):
     assert (tmp_path / "reports" / "sim" / "latest").resolve() == folder.resolve()
     assert {"report.html", "report.md"} <= {p.name for p in folder.iterdir()}
     assert not list((tmp_path / "reports" / "sim").glob(".*"))  # no staging left behind
-    assert not Store.open(f"sqlite:///{tmp_path / 'orch.db'}", create=False).forecasts_frame("sim").empty
+    assert (
+        not Store.open(f"sqlite:///{tmp_path / 'orch.db'}", create=False)
+        .table_frame("forecasts", "sim")
+        .empty
+    )
 
 
 def test_a_signal_during_export_exits_130_and_leaves_no_file(tmp_path):

@@ -1,0 +1,114 @@
+"""`orch check` and the claims `orch fit` judges, on a store of planted curves (jepa_good needs
+42x fewer samples than ntp): a verdict per claim in text, JSON and the report, stored with the
+fit run; every claims-file mistake one line, exit 2, nothing written."""
+
+import json
+
+import pytest
+import yaml
+
+from db import Store
+from tests.orchestrator.cli.test_cli import one_error_line, orch
+from tests.stores import simulated_store
+
+
+def claim(id: str, kind: str, **fields) -> dict:
+    return {"id": id, "kind": kind, "says": f"{id} holds", "source": "planted", **fields}
+
+
+TRUE_GAP = claim("gap_42x", "gap", faster="jepa_good", slower="ntp", value=42, tolerance=2)
+FALSE_GAP = claim("gap_5x", "gap", faster="jepa_good", slower="ntp", value=5, tolerance=2)
+ORDER = claim("good_above_ntp", "order", above="jepa_good", below="ntp")
+LEVEL = claim("far", "level", objective="ntp", at="37M", at_least=0.5)
+CLAIMS = [TRUE_GAP, FALSE_GAP, ORDER, LEVEL]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('check') / 'o.db'}"
+    simulated_store(url, claims=CLAIMS).close()
+    return url
+
+
+def write_claims(folder, claims) -> str:
+    path = folder / "claims.yaml"
+    path.write_text(yaml.safe_dump({"claims": claims}))
+    return str(path)
+
+
+def test_check_gives_each_claim_a_verdict_with_its_interval(store):
+    result = orch("--store", store, "check", "--json")
+    assert result.returncode == 0, result.stderr
+    verdicts = {v["id"]: v for v in json.loads(result.stdout)["verdicts"]}
+    assert {k: v["verdict"] for k, v in verdicts.items()} == {
+        "gap_42x": "supported",
+        "gap_5x": "contradicted",
+        "good_above_ntp": "supported",
+        "far": "contradicted",
+    }
+    gap = verdicts["gap_42x"]
+    low, high = gap["interval"]
+    assert 21 <= low < gap["value"] < high <= 84
+    assert set(gap["axes"]) == {"samples", "flops"} and gap["measured_gap"]["interval"] is not None
+    assert any("samples, not FLOPs" in c for c in gap["caveats"])
+    text = orch("--store", store, "check")
+    assert text.returncode == 0
+    first = text.stdout.splitlines()[:3]
+    assert first[0].startswith("Claims") and "verdict" in first[1]
+    assert "CONTRADICTED" in text.stdout and "SUPPORTED" in text.stdout
+
+
+def test_strict_exits_3_on_a_contradicted_claim(store, tmp_path):
+    assert orch("--store", store, "check", "--strict").returncode == 3
+    only_true = write_claims(tmp_path, [TRUE_GAP, ORDER])
+    assert orch("--store", store, "check", only_true, "sim", "--strict").returncode == 0
+
+
+def test_fit_stores_the_verdicts_and_the_next_fit_shows_a_change(store, tmp_path):
+    first = orch("--store", store, "fit", "--out", str(tmp_path), "--json")
+    assert first.returncode == 0, first.stderr
+    assert len(json.loads(first.stdout)["verdicts"]) == 4
+    stored = Store.open(store).table_frame("verdicts", "sim")
+    assert sorted(stored.claim) == sorted(c["id"] for c in CLAIMS)
+    assert set(stored.verdict) == {"supported", "contradicted"}
+    page = (tmp_path / "sim" / "latest" / "report.html").read_text()
+    assert page.index('id="verdicts"') < page.index("<h2>Plots") < page.index('id="fits"')
+    markdown = (tmp_path / "sim" / "latest" / "report.md").read_text()
+    assert markdown.index("## Claims") < markdown.index("## Plots") < markdown.index("## Fits")
+    with Store.open(store).session_scope() as connection:  # as if the first fit had said otherwise
+        connection.exec_driver_sql("UPDATE verdicts SET verdict = 'inconclusive' WHERE claim = 'gap_42x'")
+    again = json.loads(orch("--store", store, "check", "--json").stdout)
+    before = {v["id"]: v["before"] for v in again["verdicts"]}
+    assert before["gap_42x"][0] == "inconclusive"
+
+
+@pytest.mark.parametrize(
+    ("claims", "expected"),
+    [
+        ([{**TRUE_GAP, "tolerence": 2}], "claims[0].tolerence: unknown key (did you mean 'tolerance'?)"),
+        (
+            [{**TRUE_GAP, "faster": "jepa_god"}],
+            "claim 'gap_42x': 'jepa_god' is not an objective of sim (did you mean jepa_good?)",
+        ),
+        (
+            [claim("x", "level", objective="ntp", at="1M")],
+            "claims[0]: states no region (give value and tolerance",
+        ),
+        ([{**LEVEL, "at": "900M"}], "claim 'far': at 900M is more than 4x past every size sim measured"),
+        ([{**TRUE_GAP, "kind": "gapp"}], "claims[0].kind: 'gapp' is not allowed (did you mean 'gap'?)"),
+        ([TRUE_GAP, TRUE_GAP], "claims[1].id: 'gap_42x' is given twice"),
+    ],
+)
+def test_a_claims_file_mistake_is_one_line_and_writes_nothing(store, tmp_path, claims, expected):
+    path = write_claims(tmp_path, claims)
+    before = len(Store.open(store).table_frame("verdicts", "sim"))
+    line = one_error_line(orch("--store", store, "check", path))
+    assert expected in line and path in line
+    assert len(Store.open(store).table_frame("verdicts", "sim")) == before
+
+
+def test_a_sweep_without_claims_says_how_to_give_them(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    line = one_error_line(orch("--store", url, "check"))
+    assert "sweep sim states no claims: give a claims file (orch check CLAIMS.yaml sim)" in line

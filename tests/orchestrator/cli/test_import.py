@@ -1,0 +1,138 @@
+"""`orch import`: runs orch did not train, checked row by row, recorded once, fitted and judged
+like a sweep's; `orch export` output imports back to the same fits."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from db import Store
+from fits.laws import saturating
+from tests.orchestrator.cli.test_cli import ROOT, one_error_line, orch
+from tests.stores import simulated_store
+
+PAPER_SIZES = ["145K", "506K", "1.77M", "6.18M", "21.6M", "75M", "260M", "900M"]
+NUMBERS = [145e3, 506e3, 1.77e6, 6.18e6, 21.6e6, 75e6, 260e6, 900e6]
+
+
+def paper_curves(path, slowdowns=None) -> str:
+    """The preprint's design, planted: jepa_good, then ntp 42x slower and jepa_bad 400x slower
+    than it, for 33M and base, 3 seeds, each run's final checkpoint, as a released log would be."""
+    rng = np.random.default_rng(0)
+    slowdowns = slowdowns or {"jepa_good": 1.0, "ntp": 42.0, "jepa_bad": 400.0}
+    truth = {"33M": (0.16, 0.066, 0.25), "base": (0.2, 0.082, 0.25)}  # a_inf, b, alpha: a third up at 145K
+    rows = []
+    for model, (a_inf, b, alpha) in truth.items():
+        for objective, slow in slowdowns.items():
+            for size, number in zip(PAPER_SIZES, NUMBERS, strict=True):
+                for seed in range(3):
+                    value = saturating(number / slow, a_inf, b, alpha) + rng.normal(0, 0.003)
+                    rows.append(
+                        [
+                            objective,
+                            model,
+                            size,
+                            seed,
+                            size,
+                            "mutual_knn@10",
+                            "dinov2_vitb",
+                            "wit-1024",
+                            value,
+                        ]
+                    )
+    columns = [
+        "objective",
+        "model",
+        "data_size",
+        "seed",
+        "samples_seen",
+        "metric",
+        "reference",
+        "eval_set",
+        "value",
+    ]
+    pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+    return str(path)
+
+
+def test_the_preprints_claims_on_imported_planted_curves_get_a_verdict_each(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    logs = paper_curves(tmp_path / "logs.csv")
+    claims = str(ROOT / "sweeps" / "claims" / "jepa_prh.yaml")
+    imported = orch(
+        "--store", url, "import", logs, "--sweep", "paper", "--holdout-above", "300M", "--claims", claims
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert "paper: 144 of 144 trials and 144 of 144 rows added" in imported.stderr
+    again = orch(
+        "--store", url, "import", logs, "--sweep", "paper", "--holdout-above", "300M", "--claims", claims
+    )
+    assert "0 of 144 trials and 0 of 144 rows added" in again.stderr
+    result = orch("--store", url, "check", claims, "paper", "--json")
+    assert result.returncode == 0, result.stderr
+    verdicts = {v["id"]: v for v in json.loads(result.stdout)["verdicts"]}
+    assert set(verdicts) == {
+        "gap_42x",
+        "good_33m_at_21.6M",
+        "ntp_33m_at_21.6M",
+        "good_above_ntp",
+        "ntp_above_bad",
+        "law_forecasts",
+    }
+    assert verdicts["gap_42x"]["verdict"] == "supported"
+    assert verdicts["good_above_ntp"]["verdict"] == verdicts["ntp_above_bad"]["verdict"] == "supported"
+    assert all(v["reasons"] is not None and v["basis"] for v in verdicts.values())
+    fit = orch("--store", url, "fit", "--out", str(tmp_path / "r"))
+    assert fit.returncode == 0, fit.stderr
+    assert fit.stdout.startswith("Claims (mutual_knn@10)") and "gap_42x" in fit.stdout
+    page = (tmp_path / "r" / "paper" / "latest" / "report.html").read_text()
+    assert all(f"<td>{claim}</td>" in page for claim in verdicts)
+
+
+def test_an_exported_sweep_imports_back_to_the_same_fits(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    assert orch("--store", url, "export", "--out", str(tmp_path / "x")).returncode == 0
+    csv = str(tmp_path / "x" / "measurements.csv")
+    assert orch("--store", url, "import", csv, "--sweep", "again").returncode == 0
+    fits = {}
+    for sweep in ("sim", "again"):
+        result = orch("--store", url, "fit", sweep, "--json", "--out", str(tmp_path / "r"))
+        fits[sweep] = {
+            (f["objective"], f["law"]): f["laws"][f["law"]]["params"]
+            for f in json.loads(result.stdout)["fits"]
+        }
+    assert fits["sim"].keys() == fits["again"].keys()
+    for key, params in fits["sim"].items():
+        assert fits["again"][key] == pytest.approx(params, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"seed": "x"}, "row 3: seed 'x' is not a number"),
+        ({"samples_seen": "2M"}, "row 3: samples_seen 2M is past the run's 1M"),
+        ({"value": "nan"}, "row 3: value 'nan' is not a finite number"),
+        ({"metric": "mutual_knn@"}, "row 3: metric 'mutual_knn@'"),
+        ({"objective": ""}, "row 3: objective is empty"),
+    ],
+)
+def test_a_bad_row_is_named_and_nothing_is_imported(tmp_path, row, expected):
+    good = {"objective": "ntp", "model": "base", "data_size": "1M", "seed": "0", "samples_seen": "1M"}
+    good |= {"metric": "mutual_knn@10", "reference": "dino", "eval_set": "wit", "value": "0.1"}
+    path = tmp_path / "runs.csv"
+    pd.DataFrame([good, good | {"seed": "1"} | row]).to_csv(path, index=False)
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    line = one_error_line(orch("--store", url, "import", str(path), "--sweep", "s"))
+    assert expected in line and line.endswith("nothing was imported")
+    assert not (tmp_path / "o.db").exists()
+
+
+def test_a_sweep_orch_ran_is_not_overwritten_by_an_import(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    logs = paper_curves(tmp_path / "logs.csv")
+    line = one_error_line(orch("--store", url, "import", logs, "--sweep", "sim"))
+    assert "sweep sim in" in line and "was run by orch sweep: import under another --sweep" in line
+    assert len(Store.open(url).trials_frame("sim")) == 48
