@@ -1,18 +1,16 @@
 """The model-free sample gap: R read from the measured seed means, with no law at all.
 
-Each curve's seed means are joined by a monotone cubic in log S (PCHIP: it follows the bend of a
-saturating curve between sizes an octave or more apart, where a straight line would cut the
-corner and read every crossing late, and it never overshoots the means); N* is where that
-curve first reaches the level. The interval comes from resampling seeds (whole runs when the points are one
-run's checkpoints, so that a run's correlated checkpoints move together), at the one confidence
-level of every interval. It exists only where both crossings lie inside the measured
-checkpoints: outside them there is nothing to read without a law.
+Each curve's seed means are joined log-linearly between checkpoints (no shape is assumed
+between two measured sizes); N* is where that line first reaches the level. The interval comes
+from resampling seeds (whole runs when the points are one run's checkpoints, so that a run's
+correlated checkpoints move together), at the one confidence level of every interval. It
+exists only where both crossings lie inside the measured checkpoints: outside them there is
+nothing to read without a law.
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.interpolate import PchipInterpolator
 
 from fits.fit import CurvePoints
 from fits.gaps import crossing
@@ -21,7 +19,6 @@ from fits.level import LEVEL, tails
 __all__ = ["RESAMPLES", "MeasuredGap", "measured_gap", "measured_level"]
 
 RESAMPLES = 2000
-DENSE = 256  # log-spaced points the joined means are read at
 
 
 @dataclass(frozen=True)
@@ -55,24 +52,17 @@ def _widened(draws: np.ndarray, center, seeds: int) -> np.ndarray:
     return center + (draws - center) * np.sqrt(seeds / max(seeds - 1, 1))
 
 
-def _joined(points: CurvePoints, means: np.ndarray, samples) -> np.ndarray:
-    """(rows, k) each row of seed means joined in log S and read at `samples`."""
-    if len(points.samples) < 2:
-        return np.broadcast_to(means, (len(means), np.size(samples)))
-    return PchipInterpolator(np.log(points.samples), means, axis=1)(np.log(samples))
-
-
-def _crossing(points: CurvePoints, means: np.ndarray, targets) -> np.ndarray:
-    """(rows,) where each row of means, joined on a fine log grid, first reaches its target."""
-    grid = np.geomspace(points.samples[0], points.samples[-1], DENSE)
-    return crossing(grid, _joined(points, np.atleast_2d(means), grid), targets)
+def _joined(points: CurvePoints, means: np.ndarray, samples: float) -> np.ndarray:
+    """(rows,) each row of seed means joined log-linearly and read at `samples`."""
+    logs = np.log(points.samples)
+    return np.array([np.interp(np.log(samples), logs, row) for row in np.atleast_2d(means)])
 
 
 def measured_level(points: CurvePoints, samples: float) -> float | None:
     """The seed means' level at S, joined between checkpoints; None outside them."""
     if not points.samples[0] <= samples <= points.samples[-1]:
         return None
-    return float(_joined(points, points.mean[None, :], [samples])[0, 0])
+    return float(_joined(points, points.mean, samples)[0])
 
 
 def measured_gap(
@@ -88,8 +78,8 @@ def measured_gap(
         target = measured_level(b, samples_b)
         if target is None:
             return MeasuredGap(np.nan, None, None, [f"B was not measured around {samples_b:.3g} samples"])
-    n_a = float(_crossing(a, a.mean, target)[0])
-    n_b = samples_b if samples_b is not None else float(_crossing(b, b.mean, target)[0])
+    n_a = float(crossing(a.samples, a.mean[None, :], target)[0])
+    n_b = samples_b if samples_b is not None else float(crossing(b.samples, b.mean[None, :], target)[0])
     reasons = [
         f"{name}'s seed means {_where(n)} the level {target:.3g}"
         for name, n in (("A", n_a), ("B", n_b))
@@ -102,12 +92,12 @@ def measured_gap(
     rng = np.random.default_rng(seed)
     means_a = _resampled_means(a, rng, RESAMPLES)
     if samples_b is not None:
-        targets = _joined(b, _resampled_means(b, rng, RESAMPLES), [samples_b])[:, 0]
+        targets = _joined(b, _resampled_means(b, rng, RESAMPLES), samples_b)
         draws_b = np.full(RESAMPLES, samples_b)
     else:
         targets = np.full(RESAMPLES, target)
-        draws_b = _crossing(b, _resampled_means(b, rng, RESAMPLES), targets)
-    draws_a = _crossing(a, means_a, targets)
+        draws_b = crossing(b.samples, _resampled_means(b, rng, RESAMPLES), targets)
+    draws_a = crossing(a.samples, means_a, targets)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = draws_b / draws_a
     ratios = np.where(np.isnan(ratios), np.inf, ratios)
