@@ -33,6 +33,7 @@ from fits.results import CurveFit, FitRun
 __all__ = ["check_claims", "judge"]
 
 NO_ESTIMATE = "no estimate"  # the basis of a verdict with no value and no interval
+SIZE_PRECISION = 0.005  # `at: 24.6K` names the checkpoint at 24,576 samples: sizes are written to 3 digits
 
 
 def check_claims(claims: tuple[Claim, ...], run: FitRun, objectives: list[str], origin: str) -> None:
@@ -135,9 +136,9 @@ def _gap_verdict(claim: Claim, law: Gap, means: MeasuredGap, scale: float | None
         return Verdict(
             claim, "inconclusive", None, None, NO_ESTIMATE, [why], missing=["FLOPs per checkpoint"]
         )
-    reasons = [f"target level {law.target:.4g}"]
     agree = _agree(law, means)
     flags = [] if agree else ["LAW_AND_MEANS_DISAGREE"]
+    reasons = [f"target level {law.target:.4g}"]
     if not agree:
         reasons.append(
             f"the law's interval {_span(law.interval)} and the seed means' "
@@ -153,6 +154,7 @@ def _gap_verdict(claim: Claim, law: Gap, means: MeasuredGap, scale: float | None
     if means.interval is not None:
         interval = (means.interval[0] * scale, means.interval[1] * scale)
         basis = f"the seed means' gap in {unit} (the laws' gap is withheld; 95% over seed resamples)"
+        reasons[0] = f"target level {means.target:.4g} (the seed means')"
         return Verdict(claim, _decide(claim.region, interval), means.ratio * scale, interval, basis, reasons)
     reasons += [f"seed means: {why}" for why in means.reasons]
     missing = ["both crossings inside the measured sizes with at least 2 seeds, or laws that fit"]
@@ -239,7 +241,7 @@ def _judge_level(claim: Claim, run: FitRun) -> Verdict:
     if curve is None:
         return _missing_curve(claim, claim.objective, run)
     points = _seen(curve)
-    hit = np.flatnonzero(points.samples == claim.at)
+    hit = np.flatnonzero(np.isclose(points.samples, claim.at, rtol=SIZE_PRECISION))
     if hit.size:
         i = int(hit[0])
         half = quantile(LEVEL, points.pooled_df) * float(points.sigma[i])
@@ -282,7 +284,13 @@ def _judge_order(claim: Claim, run: FitRun) -> Verdict:
         f"{shared.size} sizes both measured; the smallest difference is at {format_size(shared[worst])}"
     ]
     basis = f"the smallest difference of seed means, {claim.above} minus {claim.below}"
-    return Verdict(claim, _decide(claim.region, interval), float(gaps.min()), interval, basis, reasons)
+    verdict = Verdict(claim, _decide(claim.region, interval), float(gaps.min()), interval, basis, reasons)
+    if verdict.verdict == "inconclusive":
+        verdict.missing.append(
+            f"a difference at {format_size(shared[worst])} beyond seed noise: more seeds there (the "
+            "claim holds at every size both measured, where the curves start level too)"
+        )
+    return verdict
 
 
 def _judge_forecast(claim: Claim, run: FitRun) -> Verdict:
