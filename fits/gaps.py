@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from db.sizes import format_size
 from fits.ensemble import DRAWS, Ensemble
 from fits.level import LEVEL, tails
 
@@ -197,7 +198,7 @@ def _ratio_gap(a, b, target, target_draws, samples_b, n_a, n_b, flags, level) ->
         reasons.append(f"interval spans {high / low:.3g}x, more than {MAX_SPAN:g}x")
         flags.append("WIDE_INTERVAL")
     if "B_EXTRAPOLATED" in flags:
-        reasons.append(f"B's level at {samples_b:.3g} samples is extrapolated past its data")
+        reasons.append(f"B's level at {format_size(samples_b)} samples is extrapolated past its data")
     return Gap(target, n_a, n_b, n_b / n_a, (float(low), float(high)), not reasons, reasons, None, flags)
 
 

@@ -5,6 +5,7 @@ provenance and a glossary."""
 from html import escape
 from pathlib import Path
 
+from fits.claim import VERDICTS
 from fits.level import LEVEL
 from fits.report.glossary import FLAGS, LAWS, in_words
 from fits.report.markdown import calibration_line
@@ -23,6 +24,9 @@ th { background: #f2f2f2; }
 .none { color: #b00; font-weight: 600; }
 figure { margin: 1em 0 2em; } figure svg { max-width: 100%; height: auto; }
 dt { font-weight: 600; } dd { margin: 0 0 0.4em 1.5em; }
+td.supported { background: #e3f3e6; font-weight: 600; }
+td.contradicted { background: #fbe3e1; font-weight: 600; }
+td.inconclusive { background: #f1f1f1; }
 """
 
 TESTBED = (
@@ -35,9 +39,16 @@ TESTBED = (
 def _table(table: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
     body = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell(v))}</td>" for v in row) + "</tr>" for row in table.rows
+        "<tr>" + "".join(f"<td{_verdict_class(v)}>{escape(cell(v))}</td>" for v in row) + "</tr>"
+        for row in table.rows
     )
     return f'<table id="{table.id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _verdict_class(value: object) -> str:
+    """A verdict's cell is shaded by its verdict, to be read at a glance."""
+    word = value.lower() if isinstance(value, str) else None
+    return f' class="{word}"' if word in VERDICTS else ""
 
 
 def _claims(run: FitRun) -> str:

@@ -191,8 +191,8 @@ def _axes(verdict: Verdict) -> list[str]:
 
 
 def verdicts_table(run: FitRun) -> Table:
-    """Each claim: what was measured, its 95% interval, the verdict and why; `before` is the
-    verdict the last stored fit gave it, where that differs."""
+    """Each claim: what was measured, its 95% interval, the verdict and why; "was" is the verdict
+    the last stored fit gave it."""
     rows = []
     for v in run.verdicts:
         why = [v.basis, *v.reasons, *_axes(v), *(f"missing: {m}" for m in v.missing)]
@@ -208,7 +208,7 @@ def verdicts_table(run: FitRun) -> Table:
                 v.verdict.upper() if v.verdict != "inconclusive" else v.verdict,
                 "; ".join(why),
                 "; ".join(v.caveats) or "-",
-                f"{before[0]} ({before[1]})" if before and before[0] != v.verdict else "-",
+                _was(v.verdict, before),
             ]
         )
     headers = [
@@ -223,6 +223,12 @@ def verdicts_table(run: FitRun) -> Table:
         "was",
     ]
     return Table("verdicts", f"Claims ({run.options.metric})", headers, rows)
+
+
+def _was(verdict: str, before: tuple[str, str] | None) -> str:
+    if before is None:
+        return "-"  # no stored fit judged this claim
+    return "unchanged" if before[0] == verdict else f"{before[0]} ({before[1]})"
 
 
 def summary_table(run: FitRun) -> Table:
