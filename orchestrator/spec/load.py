@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from db.errors import did_you_mean
+from fits.claim import Claim
 from orchestrator.errors import SpecError
 from orchestrator.spec.catalog import OBJECTIVES, PRESETS, objective_of
 from orchestrator.spec.claims import claims_of
@@ -71,8 +73,29 @@ def parse_spec(
         raise SpecError(f"{source}: {error.path}: {error.message}") from None
     if read_claims and "claims" in raw:
         claims, origin = claims_of(raw["claims"], source, base_dir)
+        _check_claims(claims, spec, origin)
         spec = replace(spec, claims=claims, claims_source=origin)
     return spec
+
+
+def _check_claims(claims: tuple[Claim, ...], spec: Spec, origin: str) -> None:
+    """Each claim names objectives, a model and a metric this sweep runs: a claim the sweep
+    can never judge is a mistake in the file, found before anything runs."""
+    grid = {
+        "objective": sorted({t.objective for t in spec.trials}),
+        "model": sorted({t.model for t in spec.trials}),
+        "metric": list(spec.eval.metrics),
+    }
+    for claim in claims:
+        named = [("objective", name) for name in claim.objectives]
+        named += [(axis, getattr(claim, axis)) for axis in ("model", "metric") if getattr(claim, axis)]
+        for axis, value in named:
+            if value not in grid[axis]:
+                raise SpecError(
+                    f"{origin}: claim {claim.id!r}: {value!r} is not a{'n' if axis[0] == 'o' else ''} "
+                    f"{axis} of sweep {spec.name}{did_you_mean(value, grid[axis])} "
+                    f"({', '.join(grid[axis])})"
+                )
 
 
 def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:

@@ -108,3 +108,25 @@ def test_a_sweep_file_names_its_claims_file_or_holds_them_inline(tmp_path):
     sweep.write_text(f"name: s\ngrid: {grid}\nclaims: missing.yaml\n")
     with pytest.raises(SpecError, match=r"claims: 'missing\.yaml' is not a file"):
         load_spec(sweep)
+
+
+def test_a_claim_the_sweep_can_never_judge_is_refused_with_the_sweep_file(tmp_path):
+    sweep = tmp_path / "s.yaml"
+    grid = "{objective: [jepa_good, ntp], model: [tiny], data_size: [2K], seed: [0]}"
+    for field, expected in [
+        (
+            "faster: jepa_bad",
+            "claim 'g': 'jepa_bad' is not an objective of sweep s (did you mean jepa_good?)",
+        ),
+        ("model: base", "claim 'g': 'base' is not a model of sweep s (tiny)"),
+        ("metric: cka", "claim 'g': 'cka' is not a metric of sweep s"),
+    ]:
+        fields = "faster: jepa_good, slower: ntp" if "faster" not in field else f"{field}, slower: ntp"
+        extra = "" if "faster" in field else f", {field}"
+        sweep.write_text(
+            f"name: s\ngrid: {grid}\n"
+            f"claims: [{{id: g, kind: gap, says: s, source: p, {fields}{extra}, at_least: 2}}]\n"
+        )
+        with pytest.raises(SpecError) as error:
+            load_spec(sweep)
+        assert expected in str(error.value), str(error.value)
