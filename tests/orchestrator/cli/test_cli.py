@@ -268,8 +268,9 @@ def test_fit_end_to_end_on_a_store(tmp_path):
     again = json.loads(orch(*args).stdout)
     assert again["fit_id"] != payload["fit_id"] and report.exists()
     assert again["earlier_forecasts"] == []  # the same cells held out again: scored once, in held_out
-    text = orch(*args[:-1])
-    assert "Sample gaps" in text.stdout and "Held-out cells" in text.stdout
+    text = orch(*args[:-1]).stdout
+    assert "Sample gaps" in text and "Held-out cells" not in text  # the short summary
+    assert "Held-out cells" in orch(*args[:-1], "--detail").stdout
 
 
 def test_fit_without_sweeps_is_bad_input(tmp_path):

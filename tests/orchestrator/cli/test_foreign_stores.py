@@ -18,6 +18,7 @@ def commands(folder: Path) -> dict[str, list[str]]:
     """Every command that opens a store, with what it needs besides the store."""
     (folder / "b.csv").write_text(f"{HEADER}\npaper,m,ntp,cka,dino,wit,1M,0.1\n")
     raw = yaml.safe_load((ROOT / "sweeps/goodview_vs_ntp.yaml").read_text())
+    raw["claims"] = str(ROOT / "sweeps" / raw["claims"])
     (folder / "s.yaml").write_text(yaml.safe_dump(raw))
     return {
         "sweep": ["sweep", str(folder / "s.yaml"), "--storage", str(folder / ".orch")],
