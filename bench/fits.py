@@ -94,9 +94,12 @@ def timings(args: argparse.Namespace) -> None:
 
 def verdicts(args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    rates = verdict_rates(args.replicates, seed=args.seed)
+    rates = verdict_rates(args.replicates, seed=args.seed, workers=args.workers)
     took = time.perf_counter() - started
-    print(f"verdicts on planted truths, {rates.replicates} replicates each ({took:.1f} s):")
+    print(
+        f"verdicts on planted truths, {rates.replicates} replicates each "
+        f"({took:.1f} s on {args.workers} processes):"
+    )
     for experiment, goals in GOALS.items():
         parts = []
         for verdict, side, goal in goals:
@@ -105,7 +108,8 @@ def verdicts(args: argparse.Namespace) -> None:
             parts.append(
                 f"{verdict} {share:.1%} +- {se:.1%} (goal {side} {goal:.0%}: {'met' if met else 'MISSED'})"
             )
-        print(f"  {experiment:>22}: " + "; ".join(parts))
+        every = ", ".join(f"{v} {n}" for v, n in sorted(rates.counts[experiment].items()))
+        print(f"  {experiment:>22}: " + "; ".join(parts) + f" [{every}]")
 
 
 def main() -> None:
@@ -114,6 +118,7 @@ def main() -> None:
     )
     parser.add_argument("--replicates", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2, help="processes for the verdict rates")
     parser.add_argument(
         "--only", choices=["coverage", "gaps", "robustness", "joint", "verdicts", "timings"], default=None
     )

@@ -14,6 +14,7 @@ seed noise, and judges:
 - order: A above B (true) and B above A (false).
 """
 
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +33,7 @@ PLANTED, FALSE_PLANTED = 42.0, 10.0
 UNDERPOWERED = SIZES[:7]  # 145K .. 9.3M: 64x, about 1.5 times the planted gap
 LEVEL_AT = int(SIZES[-1] * 2)
 LEVEL_TOLERANCE, LEVEL_OFF = 0.015, 0.04
+CHUNK = 25  # replicates drawn from one random stream
 
 
 def _claim(id: str, kind: str, region: Region, **fields) -> Claim:
@@ -98,26 +100,46 @@ def _slowed(truth: dict[str, float], factor: float) -> dict[str, float]:
     return dict(truth, b=truth["b"] * factor ** truth["alpha"])
 
 
-def verdict_rates(replicates: int, seed: int = 0) -> Rates:
-    """Every experiment above, `replicates` times, from one seed."""
-    rng = np.random.default_rng(seed)
+def verdict_rates(replicates: int, seed: int = 0, workers: int = 1) -> Rates:
+    """Every experiment above, `replicates` times. Replicates are drawn CHUNK at a time, each
+    chunk from its own stream (seed, chunk), so that `workers` processes count what one does."""
+    jobs = [(min(CHUNK, replicates - start), (seed, start // CHUNK)) for start in range(0, replicates, CHUNK)]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            chunks = list(pool.map(_chunk, *zip(*jobs, strict=True)))
+    else:
+        chunks = [_chunk(count, stream) for count, stream in jobs]
     rates = Rates(replicates)
-    for _ in range(replicates):
-        truth = draw_truth(rng)
-        a = planted_curve("A", simulate(rng, truth))
-        b = planted_curve("B", simulate(rng, _slowed(truth, PLANTED)))
-        slow = planted_curve("B", simulate(rng, _slowed(truth, FALSE_PLANTED)))
-        rates.add("gap_true", judge(CLAIMS["gap"], planted_run(a, b)).verdict)
-        rates.add("gap_false", judge(CLAIMS["gap"], planted_run(a, slow)).verdict)
-        rates.add("order_true", judge(CLAIMS["order_true"], planted_run(a, b)).verdict)
-        rates.add("order_false", judge(CLAIMS["order_false"], planted_run(a, b)).verdict)
-        level = float(saturating(LEVEL_AT, **truth))
-        for name, centre in (("level_true", level), ("level_false", level + LEVEL_OFF)):
-            region = Region.around(centre, LEVEL_TOLERANCE, factor=False)
-            claim = _claim(name, "level", region, objective="A", at=LEVEL_AT)
-            rates.add(name, judge(claim, planted_run(a)).verdict)
-        weak_a = planted_curve("A", simulate(rng, truth, sizes=UNDERPOWERED, seeds=1))
-        for name, factor in (("gap_underpowered_true", PLANTED), ("gap_underpowered_false", FALSE_PLANTED)):
-            weak_b = planted_curve("B", simulate(rng, _slowed(truth, factor), sizes=UNDERPOWERED, seeds=1))
-            rates.add(name, judge(CLAIMS["gap"], planted_run(weak_a, weak_b)).verdict)
+    for experiment, verdict in (pair for chunk in chunks for pair in chunk):
+        rates.add(experiment, verdict)
     return rates
+
+
+def _chunk(count: int, stream: tuple[int, int]) -> list[tuple[str, str]]:
+    rng = np.random.default_rng(stream)
+    return [pair for _ in range(count) for pair in _replicate(rng)]
+
+
+def _replicate(rng: np.random.Generator) -> list[tuple[str, str]]:
+    """(experiment, verdict) for every experiment on one draw of the truth."""
+    truth = draw_truth(rng)
+    a = planted_curve("A", simulate(rng, truth))
+    b = planted_curve("B", simulate(rng, _slowed(truth, PLANTED)))
+    slow = planted_curve("B", simulate(rng, _slowed(truth, FALSE_PLANTED)))
+    judged = [
+        ("gap_true", judge(CLAIMS["gap"], planted_run(a, b))),
+        ("gap_false", judge(CLAIMS["gap"], planted_run(a, slow))),
+        ("order_true", judge(CLAIMS["order_true"], planted_run(a, b))),
+        ("order_false", judge(CLAIMS["order_false"], planted_run(a, b))),
+    ]
+    level = float(saturating(LEVEL_AT, **truth))
+    for name, centre in (("level_true", level), ("level_false", level + LEVEL_OFF)):
+        region = Region.around(centre, LEVEL_TOLERANCE, factor=False)
+        judged.append(
+            (name, judge(_claim(name, "level", region, objective="A", at=LEVEL_AT), planted_run(a)))
+        )
+    weak_a = planted_curve("A", simulate(rng, truth, sizes=UNDERPOWERED, seeds=1))
+    for name, factor in (("gap_underpowered_true", PLANTED), ("gap_underpowered_false", FALSE_PLANTED)):
+        weak_b = planted_curve("B", simulate(rng, _slowed(truth, factor), sizes=UNDERPOWERED, seeds=1))
+        judged.append((name, judge(CLAIMS["gap"], planted_run(weak_a, weak_b))))
+    return [(name, verdict.verdict) for name, verdict in judged]

@@ -18,7 +18,7 @@ def test_planted_claims_get_their_verdicts_in_a_quick_check():
 
 @pytest.mark.slow
 def test_verdict_rates_meet_their_goals_over_300_replicates():
-    rates = verdict_rates(300, seed=0)
+    rates = verdict_rates(300, seed=0, workers=2)
     missed = [
         f"{experiment}: {verdict} {rates.share(experiment, verdict):.1%} (goal {side} {goal:.0%})"
         for experiment, goals in GOALS.items()
