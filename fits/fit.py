@@ -65,7 +65,12 @@ class CurvePoints:
         return curve_points(samples, np.concatenate(groups), runs=runs)
 
 
-def curve_points(samples, values, pool_below: int = 4, allow_nan: bool = False, runs=None) -> CurvePoints:
+POOL_BELOW = 4  # fewer seeds than this at any point: one seed variance, pooled over the curve
+
+
+def curve_points(
+    samples, values, pool_below: int = POOL_BELOW, allow_nan: bool = False, runs=None
+) -> CurvePoints:
     """Group replicate values by samples seen. With fewer than `pool_below` seeds per point the
     seed variance is pooled across points (one sigma for the curve); else each point has its own.
     `runs` names the run each value comes from, for designs that score one run many times."""
