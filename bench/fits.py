@@ -21,14 +21,10 @@ import numpy as np
 sys.path = [p for p in sys.path if Path(p).resolve() != Path(__file__).resolve().parent]
 
 from fits.bootstrap import bootstrap_refits  # noqa: E402
-from fits.calibration import GOALS, verdict_rates  # noqa: E402
+from fits.calibration import GOALS, binomial_se, measured_gap_coverage, verdict_rates  # noqa: E402
 from fits.fit import fit_laws  # noqa: E402
 from fits.laws import LAWS  # noqa: E402
 from fits.planted import draw_truth, forecast_check, gap_check, huber_shift, joint_check, simulate  # noqa: E402
-
-
-def binomial_se(share: float, count: int) -> float:
-    return float(np.sqrt(share * (1 - share) / count))
 
 
 def coverage(args: argparse.Namespace) -> None:
@@ -110,6 +106,11 @@ def verdicts(args: argparse.Namespace) -> None:
             )
         every = ", ".join(f"{v} {n}" for v, n in sorted(rates.counts[experiment].items()))
         print(f"  {experiment:>22}: " + "; ".join(parts) + f" [{every}]")
+    for design, share in measured_gap_coverage(args.replicates, seed=args.seed).items():
+        se = binomial_se(share, args.replicates)
+        print(
+            f"  the seed means' gap, {design}: 95% interval holds the planted 42x in {share:.1%} +- {se:.1%}"
+        )
 
 
 def main() -> None:

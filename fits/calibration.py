@@ -21,13 +21,23 @@ import numpy as np
 
 from fits.claim import Claim, Region
 from fits.ensemble import build_ensemble
-from fits.fit import CurvePoints, fit_laws, law_weights
+from fits.fit import CurvePoints, curve_points, fit_laws, law_weights
 from fits.laws import saturating
-from fits.planted import SIZES, draw_truth, simulate
+from fits.measured_gap import measured_gap
+from fits.planted import SEEDS, SIGMA, SIZES, draw_truth, simulate
 from fits.results import CurveFit, FitRun, FitSettings
 from fits.verdicts import judge
 
-__all__ = ["CLAIMS", "GOALS", "Rates", "planted_curve", "planted_run", "verdict_rates"]
+__all__ = [
+    "CLAIMS",
+    "GOALS",
+    "Rates",
+    "binomial_se",
+    "measured_gap_coverage",
+    "planted_curve",
+    "planted_run",
+    "verdict_rates",
+]
 
 PLANTED, FALSE_PLANTED = 42.0, 10.0
 UNDERPOWERED = SIZES[:7]  # 145K .. 9.3M: 64x, about 1.5 times the planted gap
@@ -81,8 +91,11 @@ class Rates:
         return share >= goal if side == ">=" else share <= goal
 
     def se(self, experiment: str, verdict: str) -> float:
-        share = self.share(experiment, verdict)
-        return float(np.sqrt(share * (1 - share) / self.replicates))
+        return binomial_se(self.share(experiment, verdict), self.replicates)
+
+
+def binomial_se(share: float, count: int) -> float:
+    return float(np.sqrt(share * (1 - share) / count))
 
 
 def planted_curve(name: str, points: CurvePoints) -> CurveFit:
@@ -113,6 +126,28 @@ def verdict_rates(replicates: int, seed: int = 0, workers: int = 1) -> Rates:
     for experiment, verdict in (pair for chunk in chunks for pair in chunk):
         rates.add(experiment, verdict)
     return rates
+
+
+def measured_gap_coverage(replicates: int, seed: int = 0) -> dict[str, float]:
+    """The share of the seed means' 95% gap intervals (read at B's largest size) that hold the
+    planted 42x: with seeds measured apart at each size, and with one run per seed scored at
+    every size (a run's offset, sd 0.8 SIGMA, shared by its checkpoints, plus 0.4 SIGMA each)."""
+    rng = np.random.default_rng(seed)
+    runs = np.repeat(np.arange(SEEDS), len(SIZES))
+
+    def one_run_per_seed(truth: dict[str, float]) -> CurvePoints:
+        offsets = rng.normal(0, 0.8 * SIGMA, (SEEDS, 1))
+        values = saturating(SIZES, **truth) + offsets + rng.normal(0, 0.4 * SIGMA, (SEEDS, len(SIZES)))
+        return curve_points(np.tile(SIZES, SEEDS), values.ravel(), runs=runs)
+
+    held = {"seeds apart": 0, "whole runs": 0}
+    for _ in range(replicates):
+        truth = draw_truth(rng)
+        for design, make in (("seeds apart", lambda t: simulate(rng, t)), ("whole runs", one_run_per_seed)):
+            a, b = make(truth), make(_slowed(truth, PLANTED))
+            interval = measured_gap(a, b, samples_b=float(b.samples[-1])).interval
+            held[design] += interval is not None and interval[0] <= PLANTED <= interval[1]
+    return {design: count / replicates for design, count in held.items()}
 
 
 def _chunk(count: int, stream: tuple[int, int]) -> list[tuple[str, str]]:
