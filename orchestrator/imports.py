@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from db import Measurement, TrialRow
+from db import Measurement, TrialRow, TrialStatus
 from db.sizes import SizeError, format_size, parse_size
 from orchestrator.errors import InputError
 from orchestrator.spec.catalog import parse_metric
@@ -65,7 +65,7 @@ def read_runs(
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)} (needs {', '.join(COLUMNS)})")
     if "status" in frame.columns:
-        frame = frame[frame.status.astype(str) == "done"]
+        frame = frame[frame.status.astype(str) == TrialStatus.DONE]
     if frame.empty:
         raise InputError(f"{path}: no rows to import (a header alone, or no trial done)")
     rows, bad = [], []

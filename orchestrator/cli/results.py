@@ -14,6 +14,7 @@ from db import Store
 from fits.report.text import render_table
 from orchestrator.cli.common import SizeParam, emit_json, open_sweep, say, store_option
 from orchestrator.cli.group import cli
+from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError, SpecError
 from orchestrator.imports import imported_design
 from orchestrator.interrupts import held_signals, sigterm_interrupts
@@ -187,7 +188,7 @@ def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None 
         ranges=ranges | {metric: span},
         grid={axis: tuple({getattr(t, axis) for t in spec.trials}) for axis in CORE_AXES},
         recipe=asdict(spec.trials[0].train),
-        testbed=spec.data.source == "world",
+        testbed=source_of(spec.data).testbed,
         claims=claims,
         claims_source=origin,
     )
