@@ -83,6 +83,28 @@ def test_without_a_token_the_driver_says_so_in_one_line_and_sends_nothing(cluste
     assert json.loads(status.stdout)["sweeps"] == []  # no trial left pending
 
 
+def sweep_with_a_3_s_timeout(address: str, folder: Path) -> tuple[str, float]:
+    """Run the small sweep against `address` with --connect-timeout 3: its one error line (exit
+    2 asserted) and the seconds it took."""
+    (folder / "small.yaml").write_text(SMALL)
+    args = [
+        "--store",
+        "sqlite:///x.db",
+        "sweep",
+        "small.yaml",
+        "--address",
+        address,
+        "--connect-timeout",
+        "3",
+    ]
+    started = time.monotonic()
+    result = orch(args, folder, folder)
+    took = time.monotonic() - started
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    return line, took
+
+
 def test_a_port_nobody_listens_on_fails_fast_in_one_line(tmp_path):
     (tmp_path / "small.yaml").write_text(SMALL)
     address = f"127.0.0.1:{free_port()}"
@@ -96,7 +118,6 @@ def test_a_port_nobody_listens_on_fails_fast_in_one_line(tmp_path):
 
 def test_a_cluster_that_never_completes_the_handshake_fails_within_the_connect_timeout(tmp_path):
     """A listener whose backlog is full: the kernel drops new SYNs, as a firewalled host does."""
-    (tmp_path / "small.yaml").write_text(SMALL)
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(0)
@@ -107,23 +128,9 @@ def test_a_cluster_that_never_completes_the_handshake_fails_within_the_connect_t
         filler.setblocking(False)
         filler.connect_ex(silent.getsockname())
         fillers.append(filler)
-    started = time.monotonic()
-    args = [
-        "--store",
-        "sqlite:///x.db",
-        "sweep",
-        "small.yaml",
-        "--address",
-        address,
-        "--connect-timeout",
-        "3",
-    ]
-    result = orch(args, tmp_path, tmp_path)
-    took = time.monotonic() - started
+    line, took = sweep_with_a_3_s_timeout(address, tmp_path)
     for sock in [silent, *fillers]:
         sock.close()
-    assert result.returncode == 2, result.stderr
-    (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"orch: error: no Ray cluster answers at {address} within 3 s"), line
     assert took < 15, took
     assert not (tmp_path / "x.db").exists()
@@ -131,30 +138,15 @@ def test_a_cluster_that_never_completes_the_handshake_fails_within_the_connect_t
 
 def test_a_listener_that_accepts_and_never_speaks_fails_within_the_connect_timeout(tmp_path):
     """Another service on the port: the connection opens, and nothing ever answers."""
-    (tmp_path / "small.yaml").write_text(SMALL)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
     accepted: list[socket.socket] = []
     threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
     address = f"127.0.0.1:{listener.getsockname()[1]}"
-    started = time.monotonic()
-    args = [
-        "--store",
-        "sqlite:///x.db",
-        "sweep",
-        "small.yaml",
-        "--address",
-        address,
-        "--connect-timeout",
-        "3",
-    ]
-    result = orch(args, tmp_path, tmp_path)
-    took = time.monotonic() - started
+    line, took = sweep_with_a_3_s_timeout(address, tmp_path)
     for sock in [listener, *accepted]:
         sock.close()
-    assert result.returncode == 2, result.stderr
-    (line,) = result.stderr.strip().splitlines()
     assert line.startswith(
         f"orch: error: something listens at {address} but does not answer as a Ray cluster"
     )
