@@ -115,6 +115,13 @@ STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt | Rebuild | CreateTable, ...
         AddColumn("trials", "lease_heartbeat"),
     ),
     6: (CreateTable("verdicts"),),  # claims' verdicts, stored with their fit run
+    7: (  # what the fit knew of a gap: identifiable, why not, its bound, its fit run
+        AddColumn("gaps", "identifiable", "INTEGER"),
+        AddColumn("gaps", "reasons", "TEXT"),
+        AddColumn("gaps", "bound_side", f"VARCHAR({schema.WIDTHS['side']})"),
+        AddColumn("gaps", "bound_ratio"),
+        AddColumn("gaps", "fit_run", f"VARCHAR({schema.WIDTHS['fit_run']})"),
+    ),
 }
 
 

@@ -263,6 +263,11 @@ class GapRow:
     axis: str  # samples | flops
     flags: str  # JSON list
     created: float
+    identifiable: int  # 1 when the data identify the ratio, else 0
+    reasons: str  # JSON list
+    bound_side: str | None  # ">=" or "<=" where only a bound holds
+    bound_ratio: float | None
+    fit_run: str  # the fit run's id (its report folder)
 
 
 @dataclass(frozen=True)

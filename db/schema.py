@@ -34,14 +34,14 @@ __all__ = [
     "verdicts",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
 # The width of each kind of name, the same in every table that stores it.
 WIDTHS = {"key": 64, "sweep": 200, "objective": 64, "model": 128, "metric": 64, "reference": 128}
 WIDTHS |= {"eval_set": 128, "status": 16, "law": 32, "host": 255, "device": 64, "axis": 16}
-WIDTHS |= {"claim": 128, "verdict": 16}
+WIDTHS |= {"claim": 128, "verdict": 16, "fit_run": 32, "side": 2}
 
 
 BASELINE_KEY = ("source", "model", "objective", "metric", "reference", "eval_set", "samples", "note")
@@ -196,6 +196,12 @@ gaps = Table(
     Column("axis", _name("axis"), nullable=False),  # samples | flops
     Column("flags", Text, nullable=False),
     Column("created", Float, nullable=False),
+    # schema 8: what the fit knew of the gap (NULL in rows written before)
+    Column("identifiable", Integer),  # 1 when the data identify the ratio
+    Column("reasons", Text),  # JSON list: why not, in words
+    Column("bound_side", _name("side")),  # ">=" or "<=" where only a bound holds
+    Column("bound_ratio", Float),
+    Column("fit_run", _name("fit_run")),  # the fit run's id: its report folder
 )
 
 verdicts = Table(

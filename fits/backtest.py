@@ -3,16 +3,24 @@ forecast its largest point S, for k = 2, 4, 8, 16 where at least MIN_POINTS rema
 of error and PI coverage against k is what a reader needs to trust a forecast k times past the
 data (the OLMo ladder reports its prediction error the same way)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fits.bands import covered, forecast, score_holdout
+from fits.bands import Forecast, covered, forecast, score_holdout
 from fits.ensemble import build_ensemble
 from fits.fit import CurvePoints, FitError, fit_laws, law_weights
 from fits.laws import Span
 
-__all__ = ["MIN_POINTS", "RATIOS", "BacktestCell", "backtest", "backtest_table"]
+__all__ = [
+    "MIN_POINTS",
+    "RATIOS",
+    "BacktestCell",
+    "backtest",
+    "backtest_table",
+    "beyond_backtests",
+    "row_for",
+]
 
 RATIOS = (2, 4, 8, 16)
 MIN_POINTS = 5  # the fewest points a 3-parameter law's AICc is defined on
@@ -58,6 +66,23 @@ def backtest(
             )
         )
     return cells
+
+
+def beyond_backtests(forecasts: list[Forecast], cells: list[BacktestCell], last: float) -> list[Forecast]:
+    """The forecasts past `last` (the largest fitted S) by more than any of the curve's
+    backtests could test, flagged BEYOND_BACKTESTS: nothing measured says how far off they are."""
+    reach = max((c.ratio for c in cells), default=1)
+    return [
+        replace(f, flags=(*f.flags, "BEYOND_BACKTESTS")) if f.samples > last * reach * (1 + 1e-9) else f
+        for f in forecasts
+    ]
+
+
+def row_for(table: list[dict], extrapolation: float) -> dict | None:
+    """The backtest row that speaks for a forecast `extrapolation` times past its data: the
+    smallest tested ratio at or past it; None inside the data or past every tested ratio."""
+    rows = [row for row in table if row["ratio"] >= extrapolation > 1]
+    return min(rows, key=lambda row: row["ratio"]) if rows else None
 
 
 def backtest_table(cells: list[BacktestCell]) -> list[dict]:

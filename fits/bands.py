@@ -61,10 +61,9 @@ def intervals(
 
 def forecast(ensemble: Ensemble, samples: float, seeds: int = 3, level: float = LEVEL) -> Forecast:
     """The mixture's mean at S with a CI, and a PI for the mean of `seeds` new seeds."""
-    members, unbounded = ensemble.usable(samples)
-    curves = ensemble.curve_draws([samples], members)[:, 0]
+    curves = ensemble.curve_draws([samples], forecast=True)[:, 0]
     ci, pi = intervals(curves, ensemble.sigma_seed, ensemble.dof, seeds, ensemble.span, level)
-    prediction = float(ensemble.predict(samples, members))
+    prediction = float(ensemble.predict(samples, forecast=True))
     sigma_mean = float(curves.std())
     low, high = ensemble.samples_range
     extrapolation = (
@@ -73,20 +72,20 @@ def forecast(ensemble: Ensemble, samples: float, seeds: int = 3, level: float = 
     flags = []
     if extrapolation > 1:
         flags.append(f"EXTRAPOLATED:{extrapolation:.3g}x")
-    if unbounded:
+    withheld = ensemble.withheld(samples)
+    if withheld:
         flags.append("UNBOUNDED_LAW")
-    dropped = 1.0 - sum(m.weight for m in members)
-    if dropped >= 0.01:
-        flags.append(f"UNBOUNDED_WEIGHT_DROPPED:{dropped:.0%}")
+    slowed = ensemble.unbounded_share()
+    if samples > high and slowed >= 0.01:
+        flags.append(f"UNBOUNDED_SLOWED:{slowed:.0%}")
     if ensemble.method != "parametric":
         flags.append(ensemble.method.upper())
-    heaviest = max(members, key=lambda m: m.weight).fit
+    heaviest = ensemble.heaviest
     level = LAWS[heaviest.law].ceiling
     ceiling = level(heaviest.values) if level else None
     floor = float(heaviest.predict(low))
     if ceiling is not None and ceiling > floor and (prediction - floor) / (ceiling - floor) > NEAR_ASYMPTOTE:
         flags.append("NEAR_ASYMPTOTE")
-    total = sum(m.weight for m in members)
     return Forecast(
         samples=float(samples),
         seeds=seeds,
@@ -97,8 +96,8 @@ def forecast(ensemble: Ensemble, samples: float, seeds: int = 3, level: float = 
         sigma_pred=float(np.sqrt(sigma_mean**2 + ensemble.sigma_seed**2 / seeds)),
         extrapolation=extrapolation,
         flags=tuple(flags),
-        weights={m.fit.law: m.weight / total for m in members},
-        withheld=unbounded,
+        weights=ensemble.weights,
+        withheld=withheld,
     )
 
 

@@ -11,7 +11,7 @@ the seed bootstrap resamples as whole runs); `fits.run` resolves `auto` from the
 import numpy as np
 import pandas as pd
 
-from fits.backtest import backtest
+from fits.backtest import backtest, beyond_backtests
 from fits.bands import covered, forecast, score_holdout
 from fits.bootstrap import bootstrap_refits
 from fits.ensemble import build_ensemble
@@ -68,6 +68,7 @@ def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitO
     furthest = max([points.samples[-1], *targets])
     grid = np.geomspace(points.samples[0], furthest * 1.05, BAND_POINTS)
     heaviest = ensemble.heaviest
+    tested = backtest(points, options.span, huber=huber)
     profiled = None
     if options.profile and heaviest.model_result is not None:
         profiled = profile(heaviest.model_result, LAWS[heaviest.law].key_params)
@@ -77,9 +78,9 @@ def fit_group(key: dict, group: pd.DataFrame, frame: pd.DataFrame, options: FitO
         fits,
         ensemble,
         float(init.value.mean()) if len(init) else None,
-        [forecast(ensemble, float(s), seeds) for s in targets],
+        beyond_backtests([forecast(ensemble, float(s), seeds) for s in targets], tested, points.samples[-1]),
         held_out,
-        backtest=backtest(points, options.span, huber=huber),
+        backtest=tested,
         band=[forecast(ensemble, float(s), seeds) for s in grid],
         chance=_mean_or_none(group.chance),
         null_p95=_mean_or_none(train.null_p95),

@@ -3,9 +3,13 @@ of its parameters: a multivariate normal around its fit (the delta method's dist
 seed-bootstrap refits. Bands, forecasts and gaps read the mixture of the draws' curves, so the
 uncertainty of the form enters every interval.
 
-Laws without a ceiling (`Law.ceiling` None) take part only up to UNBOUNDED_REACH times the
-largest fitted samples; past it, the bounded laws alone forecast, and where they carry under
-MIN_BOUNDED_WEIGHT the forecast is flagged UNBOUNDED_LAW and withheld.
+A forecast past the data reads a law without a ceiling (`Law.ceiling` None) on a slowed clock
+(`slowed`): its samples run slower and slower past the largest fitted S and stop at
+UNBOUNDED_REACH times it, smoothly, so such a law never forecasts growth it was not fitted to
+and no forecast steps where it stops. Past UNBOUNDED_REACH, where the laws with a ceiling carry
+under MIN_BOUNDED_WEIGHT, the forecast is flagged UNBOUNDED_LAW and withheld. (Fading the
+unbounded laws' weight instead would move a forecast down wherever the bounded laws sit below
+them, and a curve whose every law rises must not be forecast to fall.)
 """
 
 from dataclasses import dataclass
@@ -24,10 +28,11 @@ __all__ = [
     "build_ensemble",
     "centred",
     "parameter_draws",
+    "slowed",
 ]
 
 DRAWS = 4000  # mixture draws behind each band
-UNBOUNDED_REACH = 2.0  # how far past its data an unbounded law may forecast
+UNBOUNDED_REACH = 2.0  # where a law without a ceiling stops: it is read no further past its data
 MIN_BOUNDED_WEIGHT = 0.05  # past that reach, the laws with a ceiling must carry this much weight
 
 
@@ -55,42 +60,58 @@ class Ensemble:
     def heaviest(self) -> FitResult:
         return max(self.members, key=lambda m: m.weight).fit
 
-    def usable(self, samples: float) -> tuple[tuple[Member, ...], bool]:
-        """The members that may forecast at S, and whether the unbounded laws had to be kept
-        (the laws with a ceiling hold under MIN_BOUNDED_WEIGHT: the data reject them)."""
-        weighted = tuple(m for m in self.members if m.weight > 0)
-        if samples <= UNBOUNDED_REACH * self.samples_range[1]:
-            return weighted, False
-        bounded = tuple(m for m in weighted if LAWS[m.fit.law].ceiling is not None)
-        if sum(m.weight for m in bounded) >= MIN_BOUNDED_WEIGHT:
-            return bounded, False
-        return weighted, True
+    def unbounded_share(self) -> float:
+        """The weight of the laws without a ceiling."""
+        return sum(m.weight for m in self.members if LAWS[m.fit.law].ceiling is None)
 
-    def predict(self, samples, members: tuple[Member, ...] | None = None) -> np.ndarray:
+    def withheld(self, samples: float) -> bool:
+        """Whether a forecast at S rests on laws without a ceiling alone: past their reach,
+        where the laws with a ceiling hold under MIN_BOUNDED_WEIGHT (the data reject them)."""
+        far = samples > UNBOUNDED_REACH * self.samples_range[1]
+        return far and 1.0 - self.unbounded_share() < MIN_BOUNDED_WEIGHT
+
+    def _read_at(self, member: Member, samples: np.ndarray, forecast: bool) -> np.ndarray:
+        """The samples a member is read at: a forecast reads a law without a ceiling `slowed`."""
+        if forecast and LAWS[member.fit.law].ceiling is None:
+            return slowed(samples, self.samples_range[1])
+        return samples
+
+    def predict(self, samples, forecast: bool = False) -> np.ndarray:
         """The weighted mean of the members' fitted curves, inside the metric's range."""
-        members = self.members if members is None else members
-        total = sum(m.weight for m in members)
-        curves = sum(m.weight * np.asarray(m.fit.predict(samples)) for m in members) / total
-        return np.clip(curves, *self.span)
+        samples = np.asarray(samples, dtype=float)
+        total = sum(m.weight for m in self.members)
+        curves = sum(
+            m.weight * np.asarray(m.fit.predict(self._read_at(m, samples, forecast))) for m in self.members
+        )
+        return np.clip(curves / total, *self.span)
 
-    def curve_draws(
-        self, samples, members: tuple[Member, ...] | None = None, count: int = DRAWS
-    ) -> np.ndarray:
+    def curve_draws(self, samples, count: int = DRAWS, forecast: bool = False) -> np.ndarray:
         """(count, n) curves drawn from the mixture: each member gives its share of the rows."""
-        members = self.members if members is None else members
         samples = np.atleast_1d(np.asarray(samples, dtype=float))
-        shares = _shares(np.array([m.weight for m in members]), count)
+        shares = _shares(np.array([m.weight for m in self.members]), count)
         rows = []
-        for member, share in zip(members, shares, strict=True):
+        for member, share in zip(self.members, shares, strict=True):
             if share == 0:
                 continue
             draws = member.draws[np.arange(share) % len(member.draws)]
             function = LAWS[member.fit.law].function
-            curves = function(samples[None, :], *(draws[:, j : j + 1] for j in range(draws.shape[1])))
+            read_at = self._read_at(member, samples, forecast)
+            curves = function(read_at[None, :], *(draws[:, j : j + 1] for j in range(draws.shape[1])))
             if self.method == "parametric":
-                curves = centred(curves, member.fit.predict(samples))
+                curves = centred(curves, member.fit.predict(read_at))
             rows.append(curves)
         return np.clip(np.vstack(rows), *self.span)
+
+
+def slowed(samples, last: float) -> np.ndarray:
+    """The samples a law without a ceiling is read at in a forecast: S itself up to the largest
+    fitted S (`last`); past it, d ln S' / d ln S falls smoothly from 1 to 0 (a smoothstep in
+    ln S) by UNBOUNDED_REACH**2 times `last`, where S' has reached UNBOUNDED_REACH times it and
+    stops. Rising and continuous with its slope, so a rising law read on it never steps or falls."""
+    samples = np.asarray(samples, dtype=float)
+    span = 2 * np.log(UNBOUNDED_REACH)
+    x = np.clip(np.log(np.maximum(samples, last) / last), 0.0, span)
+    return np.where(samples > last, last * np.exp(x - x**3 / span**2 + x**4 / (2 * span**3)), samples)
 
 
 def centred(curves: np.ndarray, point: np.ndarray) -> np.ndarray:

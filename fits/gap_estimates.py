@@ -1,10 +1,12 @@
 """Sample gaps between two objectives' curves (`--gap A:B`), and the naive gaps between published
 single checkpoints, each with the caveats that apply."""
 
+from dataclasses import asdict
+
 import numpy as np
 import pandas as pd
 
-from fits.gaps import Bound, Gap, level_overlap, observed_crossing, sample_gap
+from fits.gaps import Bound, Gap, sample_gap
 from fits.results import CurveFit, FitOptions, GapEstimate
 
 __all__ = ["gap_estimates", "published_gaps"]
@@ -70,7 +72,7 @@ def gap_estimates(
                 reasons=gap.reasons,
                 bound=gap.bound,
                 flops_ratio=gap.ratio * per_sample[slower] / per_sample[faster] if known else None,
-                ratio_curve=_ratio_curve(curve_a, curve_b) if curve_b is not None else [],
+                ratio_curve=[asdict(row) for row in gap.by_level],
                 flags=flags,
             )
         )
@@ -88,21 +90,6 @@ def _gap(curve_a: CurveFit, curve_b: CurveFit | None, group: pd.DataFrame, optio
     if options.gap_at is not None:
         return sample_gap(curve_a.ensemble, curve_b.ensemble, samples_b=float(options.gap_at))
     return sample_gap(curve_a.ensemble, curve_b.ensemble, target=options.at_alignment)
-
-
-def _ratio_curve(curve_a: CurveFit, curve_b: CurveFit) -> list[dict]:
-    """R at seven levels both mixtures reach inside their observed ranges (R differs by level
-    when the exponents differ); empty when the ranges of levels do not overlap."""
-    a, b = curve_a.ensemble, curve_b.ensemble
-    low, high = level_overlap(a, b)
-    if high <= low:
-        return []
-    rows = []
-    for target in np.linspace(low, high, 9)[1:-1]:
-        (where_a, n_a), (where_b, n_b) = observed_crossing(a, target), observed_crossing(b, target)
-        if where_a == where_b == "inside":
-            rows.append({"target": float(target), "samples_b": n_b, "ratio": n_b / n_a})
-    return rows
 
 
 def published_gaps(baselines: pd.DataFrame, spec: str, metric: str) -> list[GapEstimate]:

@@ -13,6 +13,12 @@ law down to one sample or out to a size nobody ran:
 A gap is identifiable when both crossings are observed, its interval is closed and spans at
 most MAX_SPAN, and the lack-of-fit test does not reject either curve's heaviest law at
 MISFIT_P; otherwise `reasons` says why in words (and a rejected law gives no bound either).
+
+R is read at LEVELS levels across the overlap too (`ratio_by_level`). Where the intervals at the
+overlap's bottom, middle and top do not all overlap, R depends on the level
+(RATIO_DEPENDS_ON_LEVEL), and where one lies wholly above 1 and another wholly below, the curves
+cross (CURVES_CROSS): a ratio at one level would hide that, so such a gap is identifiable only
+at a level the user gave.
 """
 
 from dataclasses import dataclass, field
@@ -27,10 +33,12 @@ __all__ = [
     "MAX_SPAN",
     "Bound",
     "Gap",
+    "LevelRatio",
     "crossing",
     "default_target",
     "level_overlap",
     "observed_crossing",
+    "ratio_by_level",
     "sample_gap",
 ]
 
@@ -38,6 +46,7 @@ MAX_SPAN = 100.0  # an interval whose high / low exceeds this is no headline
 MISFIT_P = 1e-3  # a lack-of-fit p-value below this withdraws a gap's numbers
 REACH = 4.0  # draws are searched this far beyond the observed range, each side
 GRID = 400
+LEVELS = 7  # levels evenly inside the overlap at which R is read
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,16 @@ class Bound:
         return f"R {self.side} {self.ratio:.3g}x"
 
 
+@dataclass(frozen=True)
+class LevelRatio:
+    """R at one level of the overlap, with its percentile interval over the draws."""
+
+    target: float
+    samples_b: float
+    ratio: float
+    interval: tuple[float, float]
+
+
 @dataclass
 class Gap:
     target: float
@@ -62,6 +81,7 @@ class Gap:
     reasons: list[str] = field(default_factory=list)
     bound: Bound | None = None  # when only a bound holds
     flags: list[str] = field(default_factory=list)
+    by_level: list[LevelRatio] = field(default_factory=list)  # R across the overlap
 
 
 def crossing(samples: np.ndarray, curves: np.ndarray, target) -> np.ndarray:
@@ -95,10 +115,62 @@ def observed_crossing(ensemble: Ensemble, target: float) -> tuple[str, float]:
     return "inside", found
 
 
-def _draw_crossings(ensemble: Ensemble, target) -> np.ndarray:
+def _search_grid(ensemble: Ensemble) -> np.ndarray:
     low, high = ensemble.samples_range
-    grid = np.geomspace(low / REACH, high * REACH, GRID)
+    return np.geomspace(low / REACH, high * REACH, GRID)
+
+
+def _draw_crossings(ensemble: Ensemble, target) -> np.ndarray:
+    grid = _search_grid(ensemble)
     return crossing(grid, ensemble.curve_draws(grid), target)
+
+
+def _percentiles(ratios: np.ndarray, level: float) -> tuple[float, float]:
+    """The percentile interval of R over the draws; 0 and inf stay (no arithmetic on them). No
+    draw with a ratio at all: open at both ends."""
+    ratios = ratios[~np.isnan(ratios)]
+    if ratios.size == 0:
+        return 0.0, float("inf")
+    low, high = np.percentile(ratios, tails(level), method="inverted_cdf")
+    return float(low), float(high)
+
+
+def ratio_by_level(a: Ensemble, b: Ensemble, level: float = LEVEL) -> list[LevelRatio]:
+    """R at LEVELS levels evenly inside `level_overlap`, where both mixtures cross inside their
+    observed ranges (R differs by level when the curves' shapes differ); empty when the ranges
+    of levels do not overlap."""
+    bottom, top = level_overlap(a, b)
+    if top <= bottom:
+        return []
+    grid_a, grid_b = _search_grid(a), _search_grid(b)
+    draws_a, draws_b = a.curve_draws(grid_a), b.curve_draws(grid_b)
+    rows = []
+    for target in np.linspace(bottom, top, LEVELS + 2)[1:-1]:
+        (where_a, n_a), (where_b, n_b) = observed_crossing(a, target), observed_crossing(b, target)
+        if where_a == where_b == "inside":
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratios = crossing(grid_b, draws_b, target) / crossing(grid_a, draws_a, target)
+            rows.append(LevelRatio(float(target), n_b, n_b / n_a, _percentiles(ratios, level)))
+    return rows
+
+
+def _level_dependence(rows: list[LevelRatio]) -> tuple[list[str], list[str]]:
+    """(flags, reasons) when R at the overlap's bottom, middle and top differs beyond their
+    intervals, or the curves cross (an interval wholly above 1 and another wholly below)."""
+    if len(rows) < 2:
+        return [], []
+    ends = [rows[0], rows[len(rows) // 2], rows[-1]]
+    apart = any(x.interval[1] < y.interval[0] for x in ends for y in ends)
+    cross = any(x.interval[1] < 1 for x in ends) and any(x.interval[0] > 1 for x in ends)
+    if not apart:
+        return [], []
+    words = ", ".join(
+        f"{row.ratio:.3g}x [{row.interval[0]:.3g}, {row.interval[1]:.3g}] at {row.target:.3g}" for row in ends
+    )
+    reasons = [f"R depends on the level: {words} (bottom, middle and top of the levels both reach)"]
+    if cross:
+        reasons.append("the curves cross: A is ahead at one level and B at another")
+    return ["RATIO_DEPENDS_ON_LEVEL", *(["CURVES_CROSS"] if cross else [])], reasons
 
 
 def level_overlap(a: Ensemble, b: Ensemble) -> tuple[float, float]:
@@ -130,6 +202,7 @@ def sample_gap(
     `samples_b`.
     """
     flags: list[str] = []
+    level_given = target is not None or samples_b is not None  # the user's, not the default
     if b is None:
         if target is None or samples_b is None:
             raise ValueError("a single-checkpoint B needs its level and its samples")
@@ -137,11 +210,11 @@ def sample_gap(
         position_b = ("inside", samples_b)
         target_draws = target + target_sd * np.random.default_rng(0).standard_normal(DRAWS)
     elif samples_b is not None:
-        target = float(b.predict(samples_b))
+        target = float(b.predict(samples_b, forecast=True))
         position_b = ("inside", samples_b)
         if not b.samples_range[0] <= samples_b <= b.samples_range[1]:
             flags.append("B_EXTRAPOLATED")
-        target_draws = b.curve_draws([samples_b])[:, 0]
+        target_draws = b.curve_draws([samples_b], forecast=True)[:, 0]
     else:
         target = default_target(a, b) if target is None else target
         position_b = observed_crossing(b, target)
@@ -158,6 +231,14 @@ def sample_gap(
             else _crossing_range(b, target, position_b, level),
         )
         gap = _bounded_gap(target, position_a, position_b, ranges, flags)
+    if b is not None:
+        gap.by_level = ratio_by_level(a, b, level)
+        depends, words = _level_dependence(gap.by_level)
+        gap.flags += depends
+        gap.reasons += words if depends and not level_given else []
+        if depends and not level_given:
+            gap.identifiable = False
+            gap.reasons.append("give the level to read it at (--at, --at-alignment, or the claim's at)")
     for curve, reason in misfit:
         gap.reasons.append(reason)
         gap.flags.append(f"{curve}_LACK_OF_FIT")
@@ -186,7 +267,7 @@ def _ratio_gap(a, b, target, target_draws, samples_b, n_a, n_b, flags, level) ->
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = draws_b / draws_a
     ratios = ratios[~np.isnan(ratios)]
-    low, high = np.percentile(ratios, tails(level), method="inverted_cdf")  # no arithmetic on inf
+    low, high = _percentiles(ratios, level)
     reasons = []
     if not (np.isfinite(high) and low > 0):
         open_share = float(np.mean((ratios == 0) | ~np.isfinite(ratios)))

@@ -96,14 +96,14 @@ def provenance(store: Store, sweep: str, design: SweepDesign, created: float) ->
     row = store.find_sweep(sweep)
     found = {
         "orch": __version__,
-        "git commit": _git_commit(),
-        "sweep file": row.source if row else "?",
-        "sweep file sha256": row.spec_hash if row else "?",
+        "git_commit": _git_commit(),
+        "sweep_file": row.source if row else "?",
+        "sweep_file_sha256": row.spec_hash if row else "?",
         "store": store.url,
-        "date (UTC)": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created)),
+        "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created)),
     }
     for axis, values in design.grid.items():
-        found[f"grid: {axis}"] = ", ".join(map(str, sorted(values)))
+        found[f"grid_{axis}"] = ", ".join(map(str, sorted(values)))
     if design.recipe:
         found["recipe"] = json.dumps(design.recipe, sort_keys=True)
     return found
@@ -125,7 +125,7 @@ def save_fit_run(store: Store, run: FitRun) -> None:
     run carries the run's `created` time (its identity in the store)."""
     now = run.created
     fits = [(_fit_row(run, curve, now), _forecast_rows(run.sweep, curve, now)) for curve in run.curves]
-    gaps = [row for gap in run.gaps for row in _gap_rows(run.sweep, gap, now)]
+    gaps = [row for gap in run.gaps for row in _gap_rows(run.sweep, gap, now, run.fit_id)]
     store.write_fit_run(fits, gaps, [_verdict_row(run, verdict) for verdict in run.verdicts])
 
 
@@ -204,7 +204,7 @@ def _forecast_rows(sweep: str, curve: CurveFit, now: float) -> list[ForecastRow]
     ]
 
 
-def _gap_rows(sweep: str, gap: GapEstimate, now: float) -> list[GapRow]:
+def _gap_rows(sweep: str, gap: GapEstimate, now: float, fit_run: str) -> list[GapRow]:
     """The gap on the samples axis and, where FLOPs are known, on the FLOPs axis."""
     base = {k: getattr(gap, k) for k in ("faster", "slower", "model", "metric", "reference", "target")}
     low, high = gap.ci or (None, None)
@@ -215,6 +215,12 @@ def _gap_rows(sweep: str, gap: GapEstimate, now: float) -> list[GapRow]:
         rows.append(
             {"ratio": gap.flops_ratio, "ratio_low": scaled[0], "ratio_high": scaled[1], "axis": "flops"}
         )
-    bound = [f"BOUND:{gap.bound.side}{gap.bound.ratio:.6g}"] if gap.bound else []
-    flags = json.dumps([*gap.flags, *bound])
-    return [GapRow(sweep=sweep, **base, **row, flags=flags, created=now) for row in rows]
+    known = {
+        "flags": json.dumps(gap.flags),
+        "identifiable": int(gap.identifiable),
+        "reasons": json.dumps(gap.reasons),
+        "bound_side": gap.bound.side if gap.bound else None,
+        "bound_ratio": gap.bound.ratio if gap.bound else None,
+        "fit_run": fit_run,
+    }
+    return [GapRow(sweep=sweep, **base, **row, **known, created=now) for row in rows]

@@ -241,13 +241,35 @@ class FitRun:
     earlier_verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def calibration(self) -> dict:
+        """The held-out cells within seed noise, with the runs they come from (a run's
+        checkpoints are not independent cells), and the backtest row with the lowest coverage:
+        the weaker of the two is what a reader should quote."""
         cells = [h for c in self.curves for h in c.held_out]
         within = sum(h.within_seed_noise for h in cells)
+        fraction = within / len(cells) if cells else None
+        weakest = min(self.backtest(), key=lambda row: row["coverage"], default=None)
+        weaker = "held_out"
+        if weakest is not None and (fraction is None or weakest["coverage"] < fraction):
+            weaker = "backtest"
         return {
             "held_out_cells": len(cells),
             "within_seed_noise": within,
-            "fraction": within / len(cells) if cells else None,
+            "fraction": fraction,
+            "runs": self._held_out_runs(),
+            "weakest_backtest": weakest,
+            "weaker": weaker if cells or weakest else None,
         }
+
+    def _held_out_runs(self) -> int:
+        """How many runs the held-out cells come from: one per seed of each (objective, model)
+        when every checkpoint is a point (references share runs), else of each cell."""
+        seeds: dict[tuple, int] = {}
+        for curve in self.curves:
+            for cell in curve.held_out:
+                run = (curve.key["objective"], curve.key["model"])
+                run += () if self.options.points == "all" else (cell.samples,)
+                seeds[run] = max(seeds.get(run, 0), cell.seeds)
+        return sum(seeds.values())
 
     def backtest(self) -> list[dict]:
         """Error and PI coverage against extrapolation ratio, over every curve's backtests."""

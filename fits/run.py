@@ -66,7 +66,7 @@ def run_fit(store: Store, sweep: str, options: FitOptions, design: SweepDesign) 
     run.fit_id = (
         time.strftime("%Y%m%d-%H%M%S", time.gmtime(run.created)) + f"-{int(run.created * 1000) % 1000:03d}"
     )
-    run.provenance = provenance(store, sweep, design, run.created) | {"fit id": run.fit_id}
+    run.provenance = provenance(store, sweep, design, run.created) | {"fit_id": run.fit_id}
     return run
 
 

@@ -46,6 +46,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "orchestrator.baselines": {"orchestrator.spec", "orchestrator.errors", "db", "foundation"},
     "orchestrator.imports": {"orchestrator.spec", "orchestrator.errors", "db", "foundation"},
+    "orchestrator.export": {"db"},  # the store's tables as files pandas reads back
     "fits.math": {"foundation"},  # FITS_MATH: arrays in, arrays out
     "fits.claim": set(),  # what a claim states: types only, read by the claims-file parser
     "fits.results": {"fits.math", "fits.claim"},

@@ -15,7 +15,8 @@ FLAGS = {
     "EXTRAPOLATED": "the forecast lies this many times past the largest fitted samples",
     "NEAR_ASYMPTOTE": "the forecast is within 10% of the heaviest law's ceiling: more data barely moves it",
     "UNBOUNDED_LAW": "only laws without a ceiling reach this far: the number is withheld",
-    "UNBOUNDED_WEIGHT_DROPPED": "this share of the weight (laws without a ceiling) was left out this far out",
+    "UNBOUNDED_SLOWED": "laws without a ceiling (this share of the weight) are read on a clock that slows "
+    "past the data and stops at 2x it",
     "BOOTSTRAP": "bands from this many seed-bootstrap refits of every law",
     "BOUND_HIT": "a parameter sits on its bound: its error bar understates the uncertainty",
     "LOF_REJECT": "the lack-of-fit test rejects the law against seed noise (p < 0.05)",

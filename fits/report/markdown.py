@@ -13,13 +13,26 @@ __all__ = ["calibration_line", "write_markdown"]
 
 
 def calibration_line(run: FitRun) -> str | None:
+    """The held-out cells (counted in runs) and the weakest backtest, the weaker first: a reader
+    who quotes one number quotes the one that flatters least."""
     calibration = run.calibration()
-    if not calibration["held_out_cells"]:
+    parts = []
+    if calibration["held_out_cells"]:
+        parts.append(
+            f"held-out cells {calibration['within_seed_noise']} of {calibration['held_out_cells']} within "
+            f"seed noise (inside the {LEVEL:.0%} PI), from {calibration['runs']} runs (a run's checkpoints "
+            "are not independent)"
+        )
+    if (row := calibration["weakest_backtest"]) is not None:
+        parts.append(
+            f"backtests at {row['ratio']}x past their data {row['coverage']:.0%} of {row['curves']} "
+            f"curves within their {LEVEL:.0%} PI (rms z {row['rms_z']:.2g}; each k in the backtests table)"
+        )
+    if not parts:
         return None
-    return (
-        f"Calibration: {calibration['within_seed_noise']} of {calibration['held_out_cells']} held-out "
-        f"cells within seed noise (inside the {LEVEL:.0%} band)"
-    )
+    if calibration["weaker"] == "backtest":
+        parts.reverse()
+    return "Calibration, the weaker first: " + "; ".join(parts)
 
 
 def _markdown_table(headers: list[str], rows: list[list]) -> str:
@@ -35,8 +48,9 @@ def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
         f"Store: `{run.store}`. Metric: `{run.options.metric}`. Points: {run.options.design}; "
         f"bands are {LEVEL:.0%}, "
         "the PI is for a 3-seed mean. Every forecast averages the laws by their Akaike weights "
-        "(the fits table gives each weight); laws without a ceiling forecast at most "
-        f"{UNBOUNDED_REACH:g}x past their data. Flags say where a number should not be trusted.",
+        "(the fits table gives each weight); a law without a ceiling is read on a clock that slows "
+        f"past its data and stops at {UNBOUNDED_REACH:g}x it. Flags say where a number should not be "
+        "trusted.",
         "",
     ]
     found = {table.id: table for table in tables(run) if table.rows}

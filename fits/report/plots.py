@@ -7,7 +7,7 @@
   and the flags written under the axes;
 - residuals per curve (colour: objective; marker and line: reference);
 - one figure per gap: the two curves and the crossing when the gap is identifiable, its reasons
-  as a text panel when it is not;
+  as a text panel when it is not, and beside either R against the level (`ratio_plot`);
 - the held-out calibration, with its n and the |z| > 5 cells counted at the edges.
 """
 
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from fits.level import LEVEL, Z
+from fits.report.ratio_plot import draw_ratio_by_level
 from fits.results import CurveFit, FitRun, GapEstimate
 
 __all__ = ["calibration_figure", "figures", "gap_figure", "residual_figure", "scaling_figure", "write_plots"]
@@ -214,12 +215,24 @@ def _gap_text(gap: GapEstimate) -> str:
 
 
 def gap_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
-    """The two curves and the crossing; the reasons as a text panel when not identifiable."""
+    """The two curves and the crossing, or the reasons as text when not identifiable; R
+    against the level beside them wherever both curves cross a level inside their data."""
     if not gap.identifiable:
-        figure = plt.figure(figsize=(7.5, 1.2 + 0.25 * len(gap.reasons)))
-        figure.text(0.01, 0.95, _gap_text(gap), fontsize=8, va="top", wrap=True)
+        lines = 2 + len(gap.reasons)
+        if not gap.ratio_curve:
+            figure = plt.figure(figsize=(7.5, 0.7 + 0.25 * lines))
+            figure.text(0.01, 0.95, _gap_text(gap), fontsize=8, va="top", wrap=True)
+            return figure
+        figure, axes = plt.subplots(figsize=(7.5, 3.5 + 0.25 * lines))
+        figure.subplots_adjust(top=3.5 / (3.5 + 0.25 * lines) - 0.08)
+        figure.text(0.01, 0.99, _gap_text(gap), fontsize=8, va="top", wrap=True)
+        draw_ratio_by_level(axes, gap)
         return figure
-    figure, axes = plt.subplots(figsize=(7.5, 4))
+    figure, (axes, by_level) = plt.subplots(1, 2, figsize=(12, 4), width_ratios=(3, 2))
+    if gap.ratio_curve:
+        draw_ratio_by_level(by_level, gap)
+    else:
+        by_level.set_axis_off()
     for curve in run.curves:
         if curve.key["objective"] in (gap.faster, gap.slower) and (
             curve.key["model"],
@@ -257,7 +270,7 @@ def gap_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
     )
     axes.set_xlabel("samples seen")
     axes.set_ylabel(gap.metric)
-    axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    axes.legend(fontsize=6, loc="best")
     figure.text(0.01, -0.02, "flags  " + ", ".join(f.split(":")[0] for f in gap.flags), fontsize=6, va="top")
     return figure
 

@@ -5,6 +5,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fits.backtest import row_for
+from fits.bands import Forecast
 from fits.claim import Claim, Verdict
 from fits.level import LEVEL, Z
 from fits.results import FitRun, GapEstimate
@@ -96,7 +98,18 @@ def lmfit_reports(run: FitRun) -> list[tuple[str, str]]:
     ]
 
 
+def _backtested(backtests: list[dict], forecast: Forecast) -> str:
+    """PI coverage of the backtests at the smallest k that reaches this forecast's extrapolation."""
+    if forecast.extrapolation <= 1:
+        return "-"
+    if "BEYOND_BACKTESTS" in forecast.flags:
+        return "none reach"
+    row = row_for(backtests, forecast.extrapolation)
+    return f"{row['coverage']:.0%} at {row['ratio']}x" if row else "-"
+
+
 def forecasts_table(run: FitRun) -> Table:
+    backtests = run.backtest()
     rows = [
         [
             c.name,
@@ -105,12 +118,14 @@ def forecasts_table(run: FitRun) -> Table:
             _interval(f.ci),
             _interval(f.pi),
             f"{f.extrapolation:.3g}x",
+            _backtested(backtests, f),
             " ".join(f.flags) or "-",
         ]
         for c in run.curves
         for f in c.forecasts
     ]
-    headers = ["curve", "S", "prediction", f"{LEVEL:.0%} CI", f"{LEVEL:.0%} PI", "extrapolation", "flags"]
+    headers = ["curve", "S", "prediction", f"{LEVEL:.0%} CI", f"{LEVEL:.0%} PI", "extrapolation"]
+    headers += ["backtests there", "flags"]
     return Table("forecasts", "Forecasts", headers, rows)
 
 

@@ -2,14 +2,14 @@
 
 import hashlib
 import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 import yaml
 
-from db import SCHEMA_VERSION, WIDTHS, mask_url, queries
+from db import SCHEMA_VERSION, WIDTHS, mask_url
+from db.sizes import format_size
 from fits.report.text import render_table
 from orchestrator.cli.common import (
     SizeParam,
@@ -24,6 +24,9 @@ from orchestrator.cli.common import (
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError, OrchError
 from orchestrator.interrupts import held_signals, sigterm_interrupts
+
+if TYPE_CHECKING:
+    from orchestrator.export import ExportTable
 
 
 @cli.command()
@@ -195,7 +198,13 @@ def baselines_list(ctx: click.Context, as_json: bool) -> None:
     elif not rows:
         click.echo(f"no baselines in {mask_url(url)}", err=True)
     else:
-        click.echo(render_table(columns, [[row[c] for c in columns] for row in rows]))
+        shown = [{**row, "samples": _size_or_blank(row["samples"])} for row in rows]
+        click.echo(render_table(columns, [[row[c] for c in columns] for row in shown]))
+
+
+def _size_or_blank(samples: float) -> str:
+    """A published sample count as a size; blank where the paper gave none (not 'nan')."""
+    return "" if samples != samples else format_size(int(samples))
 
 
 @cli.command()
@@ -205,13 +214,15 @@ def baselines_list(ctx: click.Context, as_json: bool) -> None:
 @store_option
 @click.pass_context
 def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) -> None:
-    """Write a sweep's trials, measurements, fits, forecasts and gaps as files pandas reads.
+    """Write a sweep's trials, measurements, fits, forecasts, gaps, verdicts and every law of
+    every fit (laws) as files pandas reads back whole (lists stay lists in Parquet).
 
     \b
         orch export goodview_vs_ntp --format parquet --out results/
         python -c "import pandas as pd; print(pd.read_parquet('results/measurements.parquet'))"
     """
     from fits.report import check_folder, unmake
+    from orchestrator.export import export_tables
 
     store, sweep_name = open_sweep(ctx, sweep_name)
     folder = Path(out_dir)
@@ -223,12 +234,10 @@ def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) 
     staged: dict[Path, Path] = {}  # the final file -> its partial
     with sigterm_interrupts():
         try:
-            for table in queries.EXPORTED:
-                path = folder / f"{table}.{kind}"
+            for table in export_tables(store, sweep_name):
+                path = folder / f"{table.name}.{kind}"
                 staged[path] = path.with_name(f".{path.name}.partial")
-                rows = write(
-                    store.table_chunks(table, sweep_name), staged[path], queries.table(table, sweep_name)
-                )
+                rows = write(table, staged[path])
                 click.echo(f"{path}: {rows} rows", err=True)
             with held_signals():  # every table lands, or none: never a half-written file or set
                 for path, partial in staged.items():
@@ -244,34 +253,34 @@ def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) 
             raise
 
 
-def _write_csv(chunks: Iterator[Any], path: Path, query: Any) -> int:
-    """The chunks one after another under one header; the number of rows written."""
+def _write_csv(table: "ExportTable", path: Path) -> int:
+    """The chunks one after another under one header, lists as JSON; the number of rows."""
+    import json
+
+    lists = [name for name, kind in table.columns.items() if kind == "list"]
     rows = 0
     with path.open("w", newline="") as handle:
-        for chunk in chunks:
+        for chunk in table.chunks:
+            for name in lists:
+                chunk[name] = [None if value is None else json.dumps(value) for value in chunk[name]]
             chunk.to_csv(handle, index=False, header=rows == 0)
             rows += len(chunk)
         if rows == 0:
-            handle.write(",".join(column.name for column in query.selected_columns) + "\n")
+            handle.write(",".join(table.columns) + "\n")
     return rows
 
 
-def _write_parquet(chunks: Iterator[Any], path: Path, query: Any) -> int:
+def _write_parquet(table: "ExportTable", path: Path) -> int:
     """The chunks as row groups of one Parquet file whose column types are the store's (a
     chunk of all-NULL values keeps its column's type); the number of rows written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from sqlalchemy import Float, Integer
 
-    def arrow_type(sql_type: Any) -> Any:
-        if isinstance(sql_type, Integer):
-            return pa.int64()
-        return pa.float64() if isinstance(sql_type, Float) else pa.string()
-
-    schema = pa.schema([(column.name, arrow_type(column.type)) for column in query.selected_columns])
+    types = {"int": pa.int64(), "float": pa.float64(), "text": pa.string(), "list": pa.list_(pa.string())}
+    schema = pa.schema([(name, types[kind]) for name, kind in table.columns.items()])
     rows = 0
     with pq.ParquetWriter(path, schema) as writer:
-        for chunk in chunks:
+        for chunk in table.chunks:
             writer.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False))
             rows += len(chunk)
     return rows

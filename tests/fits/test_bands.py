@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from fits.bands import covered, forecast, score_holdout
+from fits.ensemble import build_ensemble
+from fits.fit import fit_laws, law_weights
 from fits.laws import saturating
 from fits.planted import forecast_check
 from tests.fits.truth import SIZES, TRUTH, ensemble_of, simulate_fixed
@@ -31,6 +33,37 @@ def test_a_forecast_only_an_unbounded_law_reaches_is_withheld():
     near, far = forecast(ensemble, SIZES[2] * 2), forecast(ensemble, SIZES[2] * 4)
     assert not near.withheld and "UNBOUNDED_LAW" not in near.flags
     assert far.withheld and "UNBOUNDED_LAW" in far.flags and far.as_dict()["prediction"] is None
+
+
+def rises_without_steps(values: np.ndarray) -> bool:
+    """Whether a dense walk of forecasts never falls, and no step between neighbours is more
+    than 3 times both of its neighbours' (a smooth curve's steps change slowly)."""
+    steps = np.diff(values)
+    if steps.min() < -1e-12:
+        return False
+    inner = steps[1:-1]
+    jumps = inner > 3 * np.maximum(steps[:-2], steps[2:]) + 1e-7
+    return not jumps.any()
+
+
+@pytest.mark.parametrize("truth", [TRUTH, {"a_inf": 0.6, "b": 0.5, "alpha": 0.1}])
+def test_forecasts_past_the_data_never_fall_or_step_where_every_law_rises(truth):
+    """A dense walk from the largest fitted size to 10^4 times it, with the mixture's own
+    weights and with half the weight on the power law (the law the old cut at 2x dropped)."""
+    points = simulate_fixed(np.random.default_rng(3), truth)
+    fits = fit_laws(points)
+    walk = np.geomspace(SIZES[-1], SIZES[-1] * 1e4, 300)
+    for weights in (law_weights(fits), dict.fromkeys(fits, 0.0) | {"power": 0.5, "saturating": 0.5}):
+        ensemble = build_ensemble(points, fits, weights, (0.0, 1.0))
+        predictions = np.array([forecast(ensemble, s).prediction for s in walk])
+        assert rises_without_steps(predictions), (weights, predictions)
+
+
+def test_the_step_check_finds_a_step_and_a_fall():
+    smooth = np.log(np.geomspace(1, 100, 50))
+    stepped = smooth + np.where(np.arange(50) >= 25, 0.3, 0.0)
+    assert rises_without_steps(smooth)
+    assert not rises_without_steps(stepped) and not rises_without_steps(smooth[::-1])
 
 
 def test_prediction_bands_cover_in_a_quick_check():

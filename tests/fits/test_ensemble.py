@@ -1,9 +1,10 @@
-"""The law mixture: weights, draws inside the metric's range, and no unbounded law far out."""
+"""The law mixture: weights, draws inside the metric's range, and a slowed clock for the laws
+without a ceiling past the data."""
 
 import numpy as np
 import pytest
 
-from fits.ensemble import UNBOUNDED_REACH, build_ensemble, parameter_draws
+from fits.ensemble import UNBOUNDED_REACH, build_ensemble, parameter_draws, slowed
 from fits.fit import fit_curve, fit_laws, law_weights
 from tests.fits.truth import SIZES, ensemble_of, simulate_fixed
 
@@ -22,15 +23,29 @@ def test_curve_draws_stay_inside_the_metric_range():
     assert curves.min() >= 0.0 and curves.max() <= 1.0
 
 
-def test_unbounded_laws_drop_out_past_their_reach():
+def test_a_law_without_a_ceiling_is_read_on_a_clock_that_slows_and_stops_at_its_reach():
+    last = SIZES[-1]
+    walk = np.geomspace(last / 10, last * 1e4, 500)
+    read = slowed(walk, last)
+    np.testing.assert_array_equal(read[walk <= last], walk[walk <= last])  # the data: S itself
+    assert np.all(np.diff(read) >= 0) and read.max() == pytest.approx(UNBOUNDED_REACH * last)
+    assert read[walk >= UNBOUNDED_REACH**2 * last] == pytest.approx(UNBOUNDED_REACH * last)
+    pace = np.diff(np.log(read)) / np.diff(np.log(walk))  # d ln S' / d ln S: 1, falling to 0
+    assert pace[0] == pytest.approx(1) and pace[-1] == pytest.approx(0)
+    assert np.abs(np.diff(pace)).max() < 0.05  # no kink where the data end or where it stops
+
+
+def test_past_reach_the_unbounded_laws_hold_and_only_a_mixture_without_a_ceiling_is_withheld():
     points = simulate_fixed(np.random.default_rng(3))
     fits = fit_laws(points)
-    weights = dict.fromkeys(fits, 0.0) | {"power": 0.5, "saturating": 0.5}
-    ensemble = build_ensemble(points, fits, weights, (0.0, 1.0))
-    near, _ = ensemble.usable(SIZES[-1] * UNBOUNDED_REACH)
-    far, only_unbounded = ensemble.usable(SIZES[-1] * UNBOUNDED_REACH * 1.01)
-    assert {m.fit.law for m in near} == {"power", "saturating"}
-    assert {m.fit.law for m in far} == {"saturating"} and not only_unbounded
+    half = build_ensemble(points, fits, dict.fromkeys(fits, 0.0) | {"power": 0.5, "saturating": 0.5}, (0, 1))
+    far = SIZES[-1] * UNBOUNDED_REACH**2
+    power_at_reach = fits["power"].predict(SIZES[-1] * UNBOUNDED_REACH)
+    expected = 0.5 * power_at_reach + 0.5 * fits["saturating"].predict(far * 10)
+    assert half.predict(far * 10, forecast=True) == pytest.approx(expected)
+    assert not half.withheld(far * 10)
+    alone = build_ensemble(points, fits, dict.fromkeys(fits, 0.0) | {"power": 1.0}, (0, 1))
+    assert not alone.withheld(SIZES[-1] * UNBOUNDED_REACH) and alone.withheld(far)
 
 
 def test_parameter_draws_follow_the_covariance_and_respect_bounds():

@@ -57,6 +57,28 @@ def test_a_wide_or_open_interval_is_not_identifiable():
     assert gap.reasons and gap.ratio is not None
 
 
+CROSSING = {"a_inf": 0.28, "b": 0.12, "alpha": 0.35}  # B: behind A below about 1M, ahead above
+
+
+def test_a_crossing_pair_is_flagged_and_needs_a_level():
+    a = ensemble_of(simulate_fixed(np.random.default_rng(11)))
+    b = ensemble_of(simulate_fixed(np.random.default_rng(12), CROSSING))
+    gap = sample_gap(a, b)
+    assert {"RATIO_DEPENDS_ON_LEVEL", "CURVES_CROSS"} <= set(gap.flags)
+    assert not gap.identifiable and any("R depends on the level" in reason for reason in gap.reasons)
+    assert gap.by_level[0].interval[0] > 1 > gap.by_level[-1].interval[1]  # A ahead low, B ahead high
+    at_a_level = sample_gap(a, b, target=gap.by_level[0].target)
+    assert "CURVES_CROSS" in at_a_level.flags and at_a_level.identifiable  # the user chose where
+
+
+@pytest.mark.parametrize("seed", range(20, 26))
+def test_a_parallel_pair_is_not_flagged(seed):
+    a, b = planted_pair(np.random.default_rng(seed))
+    gap = sample_gap(a, b)
+    assert not {"RATIO_DEPENDS_ON_LEVEL", "CURVES_CROSS"} & set(gap.flags), gap.reasons
+    assert all(21 <= row.ratio <= 84 for row in gap.by_level)  # flat: 42x at every level, give or take
+
+
 def test_crossing_interpolates_in_log_samples_and_marks_the_edges():
     grid = np.array([1e6, 1e7, 1e8])
     curves = np.array([[0.1, 0.2, 0.3], [0.5, 0.6, 0.7], [0.0, 0.0, 0.1]])

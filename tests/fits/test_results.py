@@ -8,12 +8,22 @@ from fits.results import FitRun, FitSettings
 def test_calibration_counts_held_out_cells_within_noise(curves):
     run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
     cells = [h for c in curves.values() for h in c.held_out]
-    assert run.calibration() == {
-        "held_out_cells": len(cells),
-        "within_seed_noise": sum(h.within_seed_noise for h in cells),
-        "fraction": sum(h.within_seed_noise for h in cells) / len(cells),
-    }
+    calibration = run.calibration()
+    assert calibration["held_out_cells"] == len(cells) == 2
+    assert calibration["within_seed_noise"] == sum(h.within_seed_noise for h in cells)
+    assert calibration["fraction"] == calibration["within_seed_noise"] / len(cells)
+    assert calibration["runs"] == sum(h.seeds for h in cells)  # final checkpoints: a run a cell
+    weakest = min(run.backtest(), key=lambda row: row["coverage"])
+    assert calibration["weakest_backtest"] == weakest
+    held_out_weaker = calibration["fraction"] <= weakest["coverage"]
+    assert calibration["weaker"] == ("held_out" if held_out_weaker else "backtest")
     assert FitRun("sim", "x", FitSettings()).calibration()["fraction"] is None
+
+
+def test_held_out_checkpoints_of_one_run_per_seed_count_as_that_run(curves):
+    run = FitRun("sim", "x", FitSettings(points="all"), curves=list(curves.values()))
+    seeds = {c.key["objective"]: max(h.seeds for h in c.held_out) for c in curves.values() if c.held_out}
+    assert run.calibration()["runs"] == sum(seeds.values())
 
 
 def test_the_json_names_every_curve_forecast_and_held_out_cell(curves):

@@ -91,7 +91,7 @@ def test_no_level_verdict_rests_on_an_unbounded_law_far_past_the_data():
         at=int(SIZES[-1] * 3),
     )
     verdict = judge(claim, planted_run(power))
-    if power.ensemble.usable(claim.at)[1]:  # only unbounded laws reach that far
+    if power.ensemble.withheld(claim.at):  # only unbounded laws reach that far
         assert verdict.verdict == "inconclusive" and "unbounded" in verdict.reasons[0]
     measured = judge(Claim(**{**claim.__dict__, "at": int(SIZES[2])}), planted_run(power))
     assert "measured mean of 3 seeds" in measured.basis and measured.interval[0] < measured.value

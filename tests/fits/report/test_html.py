@@ -74,7 +74,7 @@ def test_the_page_needs_nothing_but_itself(report):
     assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", text)
     for section in ("Claims", "Provenance", "Glossary", "Forecasts", "Backtests"):
         assert f"<h2>{section}" in text
-    assert "sweep file sha256" in text and "UNBOUNDED_LAW" in text
+    assert "sweep_file_sha256" in text and "UNBOUNDED_LAW" in text
 
 
 def test_the_probe_sees_a_broken_page(tmp_path):

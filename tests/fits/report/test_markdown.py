@@ -13,4 +13,9 @@ def test_report_md_holds_the_tables_and_links_the_png_plots(curves, tmp_path):
     assert path.name == "report.md" and "## Held-out cells" in text
     assert "![scaling_base_dino](scaling_base_dino.png)" in text and ".svg" not in text
     cells = run.calibration()
-    assert calibration_line(run).startswith(f"Calibration: {cells['within_seed_noise']} of 2 held-out")
+    line = calibration_line(run)
+    assert line.startswith("Calibration, the weaker first: ")
+    assert f"held-out cells {cells['within_seed_noise']} of 2 within seed noise" in line
+    assert f"from {cells['runs']} runs" in line and "backtests at " in line
+    weaker_first = "backtests at" if cells["weaker"] == "backtest" else "held-out cells"
+    assert line.removeprefix("Calibration, the weaker first: ").startswith(weaker_first)

@@ -70,18 +70,49 @@ def test_report_writes_a_page_and_prints_its_path(store, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
-def test_export_writes_every_table_pandas_reads(store, tmp_path, kind):
-    assert orch("--store", store, "fit", "--out", str(tmp_path / "r")).returncode == 0
-    result = orch("export", "sim", "--store", store, "--format", kind, "--out", str(tmp_path / "x"))
+def test_export_holds_what_the_fit_printed_and_reads_back_with_pandas(tmp_path, kind):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    runs = [  # a gap with its ratio; then one at a level ntp never reaches: a bound, no ratio
+        ("--gap", "jepa_good:ntp", "--predict", "900M"),
+        ("--gap", "jepa_good:ntp", "--at-alignment", "0.19"),
+    ]
+    printed = [
+        json.loads(orch("--store", url, "fit", *args, "--out", str(tmp_path / "r"), "--json").stdout)
+        for args in runs
+    ]
+    result = orch("export", "sim", "--store", url, "--format", kind, "--out", str(tmp_path / "x"))
     assert result.returncode == 0, result.stderr
     read = pd.read_csv if kind == "csv" else pd.read_parquet
-    frames = {
-        name: read(tmp_path / "x" / f"{name}.{kind}")
-        for name in ("trials", "measurements", "fits", "forecasts", "gaps")
-    }
-    assert len(frames["trials"]) == 48 and len(frames["measurements"]) == 96
-    assert len(frames["fits"]) >= 2 and set(frames["measurements"].objective) == {"jepa_good", "ntp"}
+    names = ("trials", "measurements", "fits", "forecasts", "gaps", "verdicts", "laws")
+    frames = {name: read(tmp_path / "x" / f"{name}.{kind}") for name in names}
     assert not list((tmp_path / "x").glob(".*partial"))
+    for name, frame in frames.items():  # no column hides behind a pandas attribute
+        assert not [c for c in frame.columns if hasattr(pd.DataFrame, c)], name
+    listed = (lambda v: list(v)) if kind == "parquet" else json.loads
+    gaps = frames["gaps"][frames["gaps"].axis == "samples"]
+    assert [bool(g["identifiable"]) for run in printed for g in run["gaps"]] == [True, False]
+    for run in printed:
+        (gap,) = run["gaps"]
+        (row,) = gaps[gaps.fit_run == run["fit_id"]].itertuples()
+        assert bool(row.identifiable) == gap["identifiable"] and listed(row.reasons) == gap["reasons"]
+        assert listed(row.gap_flags) == gap["flags"]
+        assert (None if pd.isna(row.ratio) else row.ratio) == pytest.approx(gap["ratio"])
+        bound = gap["bound"] or {"side": None, "ratio": None}
+        side = None if pd.isna(row.bound_side) else row.bound_side
+        assert (side, row.bound_ratio if side else None) == (bound["side"], bound["ratio"])
+    laws = frames["laws"]
+    assert len(laws) == sum(len(curve["laws"]) for run in printed for curve in run["fits"])
+    for curve in printed[-1]["fits"]:
+        mine = laws[(laws.objective == curve["objective"]) & (laws.created == laws.created.max())]
+        weights = dict.fromkeys(curve["laws"], 0.0) | curve["weights"]  # --json leaves out weight 0
+        assert dict(zip(mine.law, mine.weight, strict=True)) == pytest.approx(weights)
+        assert mine[mine.heaviest == 1].law.tolist() == [curve["law"]]
+        assert set(mine.law) == set(curve["laws"])  # every law, not only the heaviest
+    shown = [f["prediction"] for run in printed for c in run["fits"] for f in c["forecasts"]]
+    assert None not in shown and len(shown) == len(frames["forecasts"])
+    assert sorted(frames["forecasts"].prediction) == pytest.approx(sorted(shown))
+    assert len(frames["trials"]) == len(frames["trials"].key.unique()) and len(frames["verdicts"]) == 0
 
 
 def test_baselines_list_shows_what_import_stored(tmp_path):
