@@ -75,9 +75,9 @@ def forecast(ensemble: Ensemble, samples: float, seeds: int = 3, level: float = 
     withheld = ensemble.withheld(samples)
     if withheld:
         flags.append("UNBOUNDED_LAW")
-    slowed = ensemble.unbounded_share()
-    if samples > high and slowed >= 0.01:
-        flags.append(f"UNBOUNDED_SLOWED:{slowed:.0%}")
+    unbounded = ensemble.unbounded_share()
+    if samples > high and unbounded >= 0.01:
+        flags.append(f"UNBOUNDED_SLOWED:{unbounded:.0%}")
     if ensemble.method != "parametric":
         flags.append(ensemble.method.upper())
     heaviest = ensemble.heaviest

@@ -17,11 +17,10 @@ from sqlalchemy import Float, Integer
 
 from db import Store, queries
 
-__all__ = ["LAW_COLUMNS", "TABLES", "ExportTable", "export_tables"]
+__all__ = ["ExportTable", "export_tables"]
 
 LISTS = ("flags", "reasons")  # JSON list columns of the store
 CURVE = ("objective", "model", "metric", "reference", "eval_set")
-TABLES = (*queries.EXPORTED, "laws")
 LAW_COLUMNS = {  # the laws table: column -> kind
     "fit_id": "int",
     "sweep": "text",

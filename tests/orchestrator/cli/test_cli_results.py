@@ -115,6 +115,20 @@ def test_export_holds_what_the_fit_printed_and_reads_back_with_pandas(tmp_path, 
     assert len(frames["trials"]) == len(frames["trials"].key.unique()) and len(frames["verdicts"]) == 0
 
 
+def test_baselines_list_leaves_a_missing_sample_count_blank(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    header = "source,model,objective,metric,reference,eval_set,samples,value"
+    rows = ["paper,m 33M,ntp,cka,dino,wit,,0.1", "paper,m 33M,jepa_good,cka,dino,wit,21.6M,0.2"]
+    (tmp_path / "b.csv").write_text("\n".join([header, *rows]) + "\n")
+    assert orch("--store", url, "baselines", "import", str(tmp_path / "b.csv")).returncode == 0
+    listed = orch("--store", url, "baselines", "list")
+    assert listed.returncode == 0 and "nan" not in listed.stdout.lower() and "21.6M" in listed.stdout
+    (missing,) = [line for line in listed.stdout.splitlines() if " ntp " in line]
+    assert missing.split() == ["paper", "m", "33M", "ntp", "cka", "dino", "wit", "0.1"]
+    printed = json.loads(orch("--store", url, "baselines", "list", "--json").stdout)["baselines"]
+    assert sorted(row["samples"] is None for row in printed) == [False, True]
+
+
 def test_baselines_list_shows_what_import_stored(tmp_path):
     url = f"sqlite:///{tmp_path / 'o.db'}"
     csv = ROOT / "sweeps" / "published" / "jepa_prh.csv"

@@ -12,7 +12,7 @@ from tests.fits.test_bands import rises_without_steps
 from tests.orchestrator.cli.test_cli import ROOT, orch
 
 EMBEDDED = ROOT / "tests" / "data" / "embedded_mutual_knn.csv"
-WALK = [str(int(s)) for s in np.geomspace(32_768, 900e6, 60)]  # the fitted data end at 32K
+WALK = [str(round(s)) for s in np.geomspace(32_768, 900e6, 60)]  # the fitted data end at 32K
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,15 @@ def test_good_and_bad_views_against_render_cnn_cross_and_need_a_level(store, tmp
 
 def test_no_forecast_of_an_embedded_curve_falls_or_steps_past_the_data(store, tmp_path):
     predict = [arg for size in WALK for arg in ("--predict", size)]
-    curves = fit(store, tmp_path, *predict)["fits"]
+    printed = fit(store, tmp_path, *predict)
+    curves = printed["fits"]
     assert len(curves) == 6
+    calibration = printed["calibration"]  # 30 held-out cells, from 3 objectives x 3 seeds
+    assert (calibration["held_out_cells"], calibration["runs"]) == (30, 9)
+    assert calibration["weakest_backtest"]["coverage"] < 1 and calibration["weaker"] == "backtest"
     for curve in curves:
+        furthest = max(curve["forecasts"], key=lambda f: f["samples"])
+        assert furthest["samples"] == 900e6 and "BEYOND_BACKTESTS" in furthest["flags"]
         shown = [f for f in curve["forecasts"] if f["samples"] >= 32_768 and f["prediction"] is not None]
         assert len(shown) >= 40, curve["objective"]
         walk = np.array([f["prediction"] for f in sorted(shown, key=lambda f: f["samples"])])
