@@ -9,6 +9,10 @@ import pytest
 from fits.planted import forecast_check, gap_check, huber_shift, joint_check
 
 REPLICATES = 400  # the binomial SE of a 95% coverage is then 1.1 points
+# The coverage window 93-97% is +-2 points: at 400 replicates (+-1.8 SE) a calibrated procedure
+# leaves it by chance about one time in 7 per ratio (seeds 0-3 gave 94.0-97.25% at 30x), so the
+# window is checked at 1600 (SE 0.55 points).
+COVERAGE_REPLICATES = 1600
 
 
 def test_forecasts_and_law_weights_in_a_quick_check():
@@ -29,7 +33,7 @@ def test_one_diverged_seed_moves_a_huber_fit_less_than_one_se():
 
 @pytest.mark.slow
 def test_prediction_intervals_cover_93_to_97_percent_at_4_12_and_30x():
-    check = forecast_check(REPLICATES, seed=0)
+    check = forecast_check(COVERAGE_REPLICATES, seed=0)
     assert all(0.93 <= share <= 0.97 for share in check.coverage.values()), check.coverage
     assert check.wrong_family <= 0.10
 
