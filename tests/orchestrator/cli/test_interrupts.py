@@ -36,8 +36,10 @@ def files(folder: Path) -> set[str]:
 def test_a_signal_during_fit_exits_130_with_no_report_and_no_rows(tmp_path, signum):
     simulated_store(f"sqlite:///{tmp_path / 'orch.db'}").close()
     before = files(tmp_path)
-    fitting = start(tmp_path, "fit", "--bootstrap", "4000", "--predict", "900M", "--out", "reports")
-    time.sleep(6)  # past start-up and the option checks: the bootstrap refits are running
+    # 10,000 refits a law (the most --bootstrap allows): about 9.5 s in all on 2 cores, where 4000
+    # took 6.5-7.3 s and once finished before a signal sent at 6 s
+    fitting = start(tmp_path, "fit", "--bootstrap", "10000", "--predict", "900M", "--out", "reports")
+    time.sleep(4)  # past start-up (about 2 s) and the option checks: the fit is running
     assert fitting.poll() is None, fitting.communicate()
     fitting.send_signal(signum)
     _, stderr = fitting.communicate(timeout=60)
