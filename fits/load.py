@@ -100,7 +100,7 @@ def provenance(store: Store, sweep: str, design: SweepDesign, created: float) ->
         "sweep_file": row.source if row else "?",
         "sweep_file_sha256": row.spec_hash if row else "?",
         "store": store.url,
-        "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created)),
+        "date_utc": _utc(created),
     }
     for axis, values in design.grid.items():
         found[f"grid_{axis}"] = ", ".join(map(str, sorted(values)))
@@ -132,8 +132,12 @@ def save_fit_run(store: Store, run: FitRun) -> None:
 def load_earlier_verdicts(store: Store, sweep: str) -> dict[str, tuple[str, str]]:
     """Claim id -> (verdict, fit date) of the newest stored fit run that judged it."""
     frame = store.table_frame("verdicts", sweep)
-    when = lambda created: time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created))  # noqa: E731
-    return {row.claim: (row.verdict, when(row.created)) for row in frame.itertuples()}
+    return {row.claim: (row.verdict, _utc(row.created)) for row in frame.itertuples()}
+
+
+def _utc(created: float) -> str:
+    """A fit run's time as the report and the provenance show it (UTC)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(created))
 
 
 def _verdict_row(run: FitRun, verdict: Verdict) -> VerdictRow:

@@ -2,7 +2,7 @@
 
 - Every column the store has, in its order; a column named like a pandas DataFrame attribute
   (`flags`: `frame.flags` is pandas' own) is written as `<table>_<column>` (`gap_flags`).
-- The store's JSON lists (`flags`, `reasons`) are lists in Parquet, JSON text in CSV.
+- The store's JSON lists (`flags`, `reasons`) are lists in Parquet, its JSON text in CSV.
 - `laws`: every law of every fitted curve with its Akaike weight (the fits table holds each
   curve's heaviest law; the rest are in its provenance), one row each.
 """
@@ -10,6 +10,7 @@
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -17,7 +18,7 @@ from sqlalchemy import Float, Integer
 
 from db import Store, queries
 
-__all__ = ["ExportTable", "export_tables"]
+__all__ = ["ExportTable", "export_tables", "write_csv", "write_parquet"]
 
 LISTS = ("flags", "reasons")  # JSON list columns of the store
 CURVE = ("objective", "model", "metric", "reference", "eval_set")
@@ -55,7 +56,7 @@ def export_tables(store: Store, sweep: str) -> Iterator[ExportTable]:
         query = queries.table(name, sweep)
         kinds = {column.name: _kind(column) for column in query.selected_columns}
         names = {column: _exported_name(name, column) for column in kinds}
-        chunks = (_shaped(chunk, names) for chunk in store.table_chunks(name, sweep))
+        chunks = (chunk.rename(columns=names) for chunk in store.table_chunks(name, sweep))
         yield ExportTable(name, {names[c]: kind for c, kind in kinds.items()}, chunks)
     yield ExportTable("laws", LAW_COLUMNS, (_laws(chunk) for chunk in store.table_chunks("fits", sweep)))
 
@@ -70,15 +71,6 @@ def _kind(column: Any) -> str:
 
 def _exported_name(table: str, column: str) -> str:
     return f"{table.removesuffix('s')}_{column}" if hasattr(pd.DataFrame, column) else column
-
-
-def _shaped(chunk: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
-    """The chunk with its lists parsed (NULL, in rows older than the column, stays None) and
-    its columns renamed."""
-    for column in LISTS:
-        if column in chunk:
-            chunk[column] = [None if text is None else json.loads(text) for text in chunk[column]]
-    return chunk.rename(columns=names)
 
 
 def _laws(fits: pd.DataFrame) -> pd.DataFrame:
@@ -101,3 +93,36 @@ def _laws(fits: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows, columns=list(LAW_COLUMNS))
+
+
+def write_csv(table: ExportTable, path: Path) -> int:
+    """The chunks one after another under one header (lists as the store's JSON); the number of
+    rows written."""
+    rows = 0
+    with path.open("w", newline="") as handle:
+        for chunk in table.chunks:
+            chunk.to_csv(handle, index=False, header=rows == 0)
+            rows += len(chunk)
+        if rows == 0:
+            handle.write(",".join(table.columns) + "\n")
+    return rows
+
+
+def write_parquet(table: ExportTable, path: Path) -> int:
+    """The chunks as row groups of one Parquet file whose column types are the store's (a
+    chunk of all-NULL values keeps its column's type), lists parsed into lists (NULL, in rows
+    older than the column, stays null); the number of rows written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    types = {"int": pa.int64(), "float": pa.float64(), "text": pa.string(), "list": pa.list_(pa.string())}
+    schema = pa.schema([(name, types[kind]) for name, kind in table.columns.items()])
+    lists = [name for name, kind in table.columns.items() if kind == "list"]
+    rows = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        for chunk in table.chunks:
+            for name in lists:
+                chunk[name] = [None if text is None else json.loads(text) for text in chunk[name]]
+            writer.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False))
+            rows += len(chunk)
+    return rows

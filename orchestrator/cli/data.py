@@ -3,7 +3,6 @@
 import hashlib
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 import yaml
@@ -24,9 +23,6 @@ from orchestrator.cli.common import (
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError, OrchError
 from orchestrator.interrupts import held_signals, sigterm_interrupts
-
-if TYPE_CHECKING:
-    from orchestrator.export import ExportTable
 
 
 @cli.command()
@@ -222,7 +218,7 @@ def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) 
         python -c "import pandas as pd; print(pd.read_parquet('results/measurements.parquet'))"
     """
     from fits.report import check_folder, unmake
-    from orchestrator.export import export_tables
+    from orchestrator.export import export_tables, write_csv, write_parquet
 
     store, sweep_name = open_sweep(ctx, sweep_name)
     folder = Path(out_dir)
@@ -230,7 +226,7 @@ def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) 
         made = check_folder(folder)
     except OSError as error:
         raise InputError(f"--out {out_dir}: cannot make the folder ({error.strerror or error})") from None
-    write = _write_csv if kind == "csv" else _write_parquet
+    write = write_csv if kind == "csv" else write_parquet
     staged: dict[Path, Path] = {}  # the final file -> its partial
     with sigterm_interrupts():
         try:
@@ -251,36 +247,3 @@ def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) 
                     f"export to {folder} failed ({error.strerror or error}); nothing was written"
                 ) from None
             raise
-
-
-def _write_csv(table: "ExportTable", path: Path) -> int:
-    """The chunks one after another under one header, lists as JSON; the number of rows."""
-    import json
-
-    lists = [name for name, kind in table.columns.items() if kind == "list"]
-    rows = 0
-    with path.open("w", newline="") as handle:
-        for chunk in table.chunks:
-            for name in lists:
-                chunk[name] = [None if value is None else json.dumps(value) for value in chunk[name]]
-            chunk.to_csv(handle, index=False, header=rows == 0)
-            rows += len(chunk)
-        if rows == 0:
-            handle.write(",".join(table.columns) + "\n")
-    return rows
-
-
-def _write_parquet(table: "ExportTable", path: Path) -> int:
-    """The chunks as row groups of one Parquet file whose column types are the store's (a
-    chunk of all-NULL values keeps its column's type); the number of rows written."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    types = {"int": pa.int64(), "float": pa.float64(), "text": pa.string(), "list": pa.list_(pa.string())}
-    schema = pa.schema([(name, types[kind]) for name, kind in table.columns.items()])
-    rows = 0
-    with pq.ParquetWriter(path, schema) as writer:
-        for chunk in table.chunks:
-            writer.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=False))
-            rows += len(chunk)
-    return rows

@@ -9,6 +9,7 @@ import pytest
 
 from db import Store
 from fits.laws import saturating
+from orchestrator.imports import COLUMNS
 from tests.orchestrator.cli.test_cli import ROOT, one_error_line, orch
 from tests.stores import simulated_store
 
@@ -41,18 +42,7 @@ def paper_curves(path, slowdowns=None) -> str:
                             value,
                         ]
                     )
-    columns = [
-        "objective",
-        "model",
-        "data_size",
-        "seed",
-        "samples_seen",
-        "metric",
-        "reference",
-        "eval_set",
-        "value",
-    ]
-    pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+    pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(path, index=False)
     return str(path)
 
 
