@@ -60,6 +60,11 @@ class Ensemble:
     def heaviest(self) -> FitResult:
         return max(self.members, key=lambda m: m.weight).fit
 
+    def row_laws(self, count: int = DRAWS) -> np.ndarray:
+        """(count,) the law behind each row of `curve_draws(..., count)`."""
+        shares = _shares(np.array([m.weight for m in self.members]), count)
+        return np.repeat([m.fit.law for m in self.members], shares)
+
     def unbounded_share(self) -> float:
         """The weight of the laws without a ceiling."""
         return sum(m.weight for m in self.members if LAWS[m.fit.law].ceiling is None)

@@ -24,6 +24,7 @@ __all__ = [
     "FitSettings",
     "GapEstimate",
     "HeldOutCell",
+    "NextRun",
     "SweepDesign",
 ]
 
@@ -216,6 +217,21 @@ class EarlierForecast:
         return f"{self.objective} {self.model} vs {self.reference}"
 
 
+@dataclass(frozen=True)
+class NextRun:
+    """One of the runs that would most narrow an open claim per FLOP (`fits.plan`), for the report."""
+
+    claim: str
+    objective: str
+    model: str
+    samples: float
+    seeds: int
+    flops: float  # samples where no FLOPs were recorded
+    width_now: float  # the claim's interval width (ln high/low for a gap)
+    width_after: float  # expected, after this run alone
+    decided: float  # the chance the verdict is then supported or contradicted
+
+
 @dataclass
 class FitRun:
     """One `orch fit`: every curve's fit, the gaps, earlier forecasts scored, what was skipped."""
@@ -237,6 +253,7 @@ class FitRun:
     flops_per_sample: dict[tuple[str, str], float] = field(default_factory=dict)  # (objective, model)
     recipes: dict[str, dict] = field(default_factory=dict)  # objective -> its train recipe
     verdicts: list[Verdict] = field(default_factory=list)  # the sweep's claims judged on this run
+    next_runs: list[NextRun] = field(default_factory=list)  # the best runs for each open claim
     # claim id -> (verdict, fit id) the last stored fit of the sweep gave it
     earlier_verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)
 

@@ -23,6 +23,7 @@ from fits.load import (
     provenance,
     recipes_of,
 )
+from fits.plan import top_runs
 from fits.results import CURVE, CurveFit, FitOptions, FitRun, FitSettings, SweepDesign
 from fits.verdicts import check_claims, judge
 
@@ -61,6 +62,7 @@ def run_fit(store: Store, sweep: str, options: FitOptions, design: SweepDesign) 
         run.published += published_gaps(run.baselines, pair, settings.metric)
     run.earlier = score_earlier(load_earlier_forecasts(store, sweep), run.curves)
     _judge_claims(run, design, sorted(set(trials.objective)))
+    run.next_runs = top_runs(run, design.grid.get("data_size", ()))
     run.earlier_verdicts = load_earlier_verdicts(store, sweep)
     run.created = time.time()
     run.fit_id = (

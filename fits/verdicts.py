@@ -30,7 +30,7 @@ from fits.level import LEVEL, quantile
 from fits.measured_gap import MeasuredGap, measured_gap
 from fits.results import CurveFit, FitRun
 
-__all__ = ["check_claims", "judge"]
+__all__ = ["check_claims", "claim_curve", "flops_scale", "judge", "seen_points"]
 
 NO_ESTIMATE = "no estimate"  # the basis of a verdict with no value and no interval
 SIZE_PRECISION = 0.005  # `at: 24.6K` names the checkpoint at 24,576 samples: sizes are written to 3 digits
@@ -39,7 +39,7 @@ SIZE_PRECISION = 0.005  # `at: 24.6K` names the checkpoint at 24,576 samples: si
 def check_claims(claims: tuple[Claim, ...], run: FitRun, objectives: list[str], origin: str) -> None:
     """Every claim names objectives the sweep ran and sizes a law may reach, or a FitError line
     that names `origin` (the claims file), the claim and the fix."""
-    sizes = [_seen(c).samples for c in run.curves]
+    sizes = [seen_points(c).samples for c in run.curves]
     low, high = (min(s[0] for s in sizes), max(s[-1] for s in sizes)) if sizes else (1.0, 1.0)
     for claim in claims:
         where = f"{origin}: claim {claim.id!r}"
@@ -78,7 +78,7 @@ def _decide(region: Region, interval: tuple[float, float] | None) -> str:
     return "contradicted" if region.misses(*interval) else "inconclusive"
 
 
-def _curve(run: FitRun, claim: Claim, objective: str) -> CurveFit | None:
+def claim_curve(run: FitRun, claim: Claim, objective: str) -> CurveFit | None:
     """The claim's curve of `objective`: its model, reference and eval set, each where given."""
     chosen = [
         c
@@ -89,7 +89,7 @@ def _curve(run: FitRun, claim: Claim, objective: str) -> CurveFit | None:
     return min(chosen, key=lambda c: (c.key["model"], c.key["reference"], c.key["eval_set"]), default=None)
 
 
-def _seen(curve: CurveFit) -> CurvePoints:
+def seen_points(curve: CurveFit) -> CurvePoints:
     """Every measured point of the curve, held-out cells included."""
     return curve.points if curve.measured is None else curve.measured
 
@@ -103,7 +103,7 @@ def _missing_curve(claim: Claim, objective: str, run: FitRun) -> Verdict:
 
 
 def _judge_gap(claim: Claim, run: FitRun) -> Verdict:
-    a, b = _curve(run, claim, claim.faster), _curve(run, claim, claim.slower)
+    a, b = claim_curve(run, claim, claim.faster), claim_curve(run, claim, claim.slower)
     if a is None or b is None:
         return _missing_curve(claim, claim.faster if a is None else claim.slower, run)
     law = sample_gap(a.ensemble, b.ensemble, target=claim.at_alignment, samples_b=claim.at)
@@ -113,8 +113,10 @@ def _judge_gap(claim: Claim, run: FitRun) -> Verdict:
         law.reasons.append(
             f"{claim.slower}'s level at {format_size(claim.at)} rests on an unbounded law past 2x its data"
         )
-    means = measured_gap(_seen(a), _seen(b), target=None if claim.at else law.target, samples_b=claim.at)
-    scale = _flops_scale(run, claim, a, b) if claim.per == "flops" else 1.0
+    means = measured_gap(
+        seen_points(a), seen_points(b), target=None if claim.at else law.target, samples_b=claim.at
+    )
+    scale = flops_scale(run, claim, a, b) if claim.per == "flops" else 1.0
     verdict = _gap_verdict(claim, law, means, scale)
     verdict.axes = _gap_axes(run, claim, a, b, law, means, verdict)
     verdict.measured = {
@@ -185,7 +187,7 @@ def _span(interval: tuple[float, float] | None) -> str:
     return "none" if interval is None else f"[{interval[0]:.3g}, {interval[1]:.3g}]"
 
 
-def _flops_scale(run: FitRun, claim: Claim, a: CurveFit, b: CurveFit) -> float | None:
+def flops_scale(run: FitRun, claim: Claim, a: CurveFit, b: CurveFit) -> float | None:
     """FLOPs of B per sample over A's: R in samples times this is R in FLOPs."""
     per_a = run.flops_per_sample.get((claim.faster, a.key["model"]))
     per_b = run.flops_per_sample.get((claim.slower, b.key["model"]))
@@ -198,12 +200,12 @@ def _gap_axes(run, claim, a, b, law: Gap, means: MeasuredGap, verdict: Verdict) 
     if not law.identifiable and means.interval is not None:
         samples = {"value": means.ratio, "interval": means.interval, "bound": None}
     if claim.per == "flops":
-        scale = _flops_scale(run, claim, a, b)
+        scale = flops_scale(run, claim, a, b)
         samples = {
             k: _divide(v, scale) for k, v in {"value": verdict.value, "interval": verdict.interval}.items()
         }
         return {"samples": samples, "flops": {"value": verdict.value, "interval": verdict.interval}}
-    scale = _flops_scale(run, claim, a, b)
+    scale = flops_scale(run, claim, a, b)
     flops = {k: _times(v, scale) for k, v in samples.items() if k != "bound"}
     return {"samples": samples, "flops": flops}
 
@@ -227,7 +229,7 @@ def _gap_caveats(run: FitRun, claim: Claim, b: CurveFit, law: Gap) -> list[str]:
     )
     if differing:
         caveats.append(f"recipes differ: {', '.join(differing)}")
-    if claim.at is not None and claim.at > _seen(b).samples[-1]:
+    if claim.at is not None and claim.at > seen_points(b).samples[-1]:
         caveats.append(f"extrapolated: {claim.slower}'s level at {format_size(claim.at)} is past its data")
     if "B_SINGLE_CHECKPOINT" in law.flags:
         caveats.append(f"single checkpoint: {claim.slower} is one checkpoint, not a curve")
@@ -237,10 +239,10 @@ def _gap_caveats(run: FitRun, claim: Claim, b: CurveFit, law: Gap) -> list[str]:
 
 
 def _judge_level(claim: Claim, run: FitRun) -> Verdict:
-    curve = _curve(run, claim, claim.objective)
+    curve = claim_curve(run, claim, claim.objective)
     if curve is None:
         return _missing_curve(claim, claim.objective, run)
-    points = _seen(curve)
+    points = seen_points(curve)
     hit = np.flatnonzero(np.isclose(points.samples, claim.at, rtol=SIZE_PRECISION))
     if hit.size:
         i = int(hit[0])
@@ -265,10 +267,10 @@ def _judge_level(claim: Claim, run: FitRun) -> Verdict:
 
 
 def _judge_order(claim: Claim, run: FitRun) -> Verdict:
-    high, low = _curve(run, claim, claim.above), _curve(run, claim, claim.below)
+    high, low = claim_curve(run, claim, claim.above), claim_curve(run, claim, claim.below)
     if high is None or low is None:
         return _missing_curve(claim, claim.above if high is None else claim.below, run)
-    above, below = _seen(high), _seen(low)
+    above, below = seen_points(high), seen_points(low)
     shared, i, j = np.intersect1d(above.samples, below.samples, return_indices=True)
     if not shared.size:
         why = "no size was measured for both"

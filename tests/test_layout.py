@@ -52,6 +52,9 @@ ALLOWED: dict[str, set[str]] = {
     "fits.results": {"fits.math", "fits.claim"},
     "fits.verdicts": {"fits.math", "fits.results", "fits.claim", "foundation"},
     "fits.calibration": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # bench/fits.py
+    "fits.beliefs": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # what runs do to a claim
+    "fits.plan": {"fits.beliefs", "fits.results", "fits.claim", "fits.verdicts"},  # orch next's picks
+    "fits.plan_check": {"fits.math", "fits.beliefs", "fits.plan", "fits.calibration", "fits.verdicts"},
     "fits.check": {"fits.math", "fits.results", "foundation"},
     "fits.curves": {"fits.math", "fits.results"},
     "fits.gap_estimates": {"fits.math", "fits.results"},
@@ -70,6 +73,7 @@ ALLOWED: dict[str, set[str]] = {
         "fits.curves",
         "fits.gap_estimates",
         "fits.verdicts",
+        "fits.plan",
         "fits.load",
     },
     "orchestrator.cli": {"*"},  # the edge: it wires every room together

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from fits.claim import VERDICTS
 from fits.level import LEVEL
+from fits.report.claims import next_table, verdicts_table
 from fits.report.glossary import FLAGS, LAWS, in_words
 from fits.report.markdown import calibration_line
-from fits.report.tables import Table, gap_ratio, lmfit_reports, published_table, tables, verdicts_table
+from fits.report.tables import Table, gap_ratio, lmfit_reports, published_table, tables
 from fits.report.text import cell
 from fits.results import FitRun
 
@@ -53,9 +54,9 @@ def _verdict_class(value: object) -> str:
 
 def _claims(run: FitRun) -> str:
     """The claims' verdicts, then the gaps asked for on the command line."""
-    verdicts = verdicts_table(run)
+    verdicts, runs = verdicts_table(run), next_table(run)
     if verdicts.rows:
-        head = _table(verdicts)
+        head = _table(verdicts) + (_table(runs) if runs.rows else "")
     else:
         head = (
             "<p>No claims stated: name a claims file in the sweep file (<code>claims:</code>), "
@@ -113,7 +114,7 @@ def write_html(run: FitRun, out: Path, plots: list[Path]) -> Path:
     for path in (p for p in plots if p.suffix == ".svg"):
         parts.append(f"<figure>{_svg(path)}<figcaption>{escape(path.stem)}</figcaption></figure>")
     for table in tables(run):
-        if table.rows and table.id not in ("gaps", "verdicts", "summary"):  # claims opened the page
+        if table.rows and table.id not in ("gaps", "verdicts", "next", "summary"):  # claims opened the page
             parts += [f"<h2>{escape(table.title)}</h2>", _table(table)]
     if line := calibration_line(run):
         parts.append(f"<p>{escape(line)}</p>")

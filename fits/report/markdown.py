@@ -55,7 +55,7 @@ def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
     ]
     found = {table.id: table for table in tables(run) if table.rows}
     found.pop("summary", None)  # the CLI's short view of the fits table below
-    first = [found.pop(name) for name in ("verdicts", "gaps") if name in found]  # the claims open it
+    first = [found.pop(name) for name in ("verdicts", "next", "gaps") if name in found]  # claims open it
     for table in first:
         lines += [f"## {table.title}", "", _markdown_table(table.headers, table.rows), ""]
     lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots if p.suffix == ".png"] + [""]

@@ -1,14 +1,13 @@
 """The fit report's tables, one function each, keyed by an id: `report.md`, `report.html` and the
 CLI's text show the same tables with the same cell formatter (`text.cell`)."""
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from fits.backtest import row_for
 from fits.bands import Forecast
-from fits.claim import Claim, Verdict
 from fits.level import LEVEL, Z
+from fits.report.claims import next_table, verdict_interval, verdicts_table
+from fits.report.text import Table, samples_cell
 from fits.results import FitRun, GapEstimate
 
 __all__ = [
@@ -17,22 +16,11 @@ __all__ = [
     "Table",
     "gap_ratio",
     "lmfit_reports",
+    "next_table",
     "published_table",
     "tables",
     "verdict_interval",
 ]
-
-
-@dataclass(frozen=True)
-class Table:
-    id: str  # stable: the HTML element's id, and how a page picks a table
-    title: str
-    headers: list[str]
-    rows: list[list]
-
-
-def _samples(samples: float) -> str:
-    return f"{round(samples):,}"
 
 
 def _interval(pair) -> str:
@@ -113,7 +101,7 @@ def forecasts_table(run: FitRun) -> Table:
     rows = [
         [
             c.name,
-            _samples(f.samples),
+            samples_cell(f.samples),
             "withheld" if f.withheld else f.prediction,
             _interval(f.ci),
             _interval(f.pi),
@@ -133,7 +121,7 @@ def held_out_table(run: FitRun) -> Table:
     rows = [
         [
             c.name,
-            _samples(h.samples),
+            samples_cell(h.samples),
             h.observed,
             h.prediction,
             f"{h.z:+.2f}",
@@ -152,8 +140,8 @@ def gaps_table(run: FitRun) -> Table:
             f"{g.faster}:{g.slower}",
             f"{g.model} vs {g.reference}",
             g.target,
-            _samples(g.samples_a) if g.samples_a else "-",
-            _samples(g.samples_b) if g.samples_b else "-",
+            samples_cell(g.samples_a) if g.samples_a else "-",
+            samples_cell(g.samples_b) if g.samples_b else "-",
             gap_ratio(g),
             f"{g.flops_ratio:.3g}x" if g.flops_ratio and g.identifiable else "-",
             "; ".join(g.reasons) or "-",
@@ -163,87 +151,6 @@ def gaps_table(run: FitRun) -> Table:
     ]
     headers = ["A:B", "curve", "a*", "N_A*", "N_B*", "R (samples)", "R (FLOPs)"]
     return Table("gaps", "Sample gaps", [*headers, "not identifiable because", "flags"], rows)
-
-
-def _amount(kind: str, value: float | None) -> str:
-    """A claim's measured value as its kind reads: a ratio, a share, or a level."""
-    if value is None:
-        return "-"
-    if not math.isfinite(value):
-        return "inf"
-    if kind == "gap":
-        return f"{value:.3g}x"
-    return f"{value:.0%}" if kind == "forecast" else f"{value:.4f}"
-
-
-def _region(claim: Claim) -> str:
-    low, high = (
-        _amount(claim.kind, v) if math.isfinite(v) else None for v in (claim.region.low, claim.region.high)
-    )
-    unit = " FLOPs" if claim.per == "flops" else ""
-    if low is None:
-        return f"<= {high}{unit}"
-    return f">= {low}{unit}" if high is None else f"[{low}, {high}]{unit}"
-
-
-def verdict_interval(verdict: Verdict) -> str:
-    if verdict.interval is None:
-        return "-"
-    low, high = (_amount(verdict.claim.kind, v) for v in verdict.interval)
-    return f"[{low}, {high}]"
-
-
-def _axes(verdict: Verdict) -> list[str]:
-    """A gap claim's ratio on both axes, samples and FLOPs, where each is known."""
-    lines = []
-    for axis, found in verdict.axes.items():
-        if found.get("value") is not None and found.get("interval") is not None:
-            low, high = found["interval"]
-            lines.append(f"in {axis}: {found['value']:.3g}x [{low:.3g}, {high:.3g}]")
-        elif found.get("bound"):
-            lines.append(f"in {axis}: {found['bound']}")
-    return lines
-
-
-def verdicts_table(run: FitRun) -> Table:
-    """Each claim: what was measured, its 95% interval, the verdict and why; "was" is the verdict
-    the last stored fit gave it."""
-    rows = []
-    for v in run.verdicts:
-        why = [v.basis, *v.reasons, *_axes(v), *(f"missing: {m}" for m in v.missing)]
-        why += [f"flag: {f}" for f in v.flags]
-        before = run.earlier_verdicts.get(v.claim.id)
-        rows.append(
-            [
-                v.claim.id,
-                f"{v.claim.says} ({v.claim.source})",
-                _region(v.claim),
-                _amount(v.claim.kind, v.value),
-                verdict_interval(v),
-                v.verdict.upper() if v.verdict != "inconclusive" else v.verdict,
-                "; ".join(why),
-                "; ".join(v.caveats) or "-",
-                _was(v.verdict, before),
-            ]
-        )
-    headers = [
-        "id",
-        "claim",
-        "claimed",
-        "measured",
-        f"{LEVEL:.0%} interval",
-        "verdict",
-        "why",
-        "caveats",
-        "was",
-    ]
-    return Table("verdicts", f"Claims ({run.options.metric})", headers, rows)
-
-
-def _was(verdict: str, before: tuple[str, str] | None) -> str:
-    if before is None:
-        return "-"  # no stored fit judged this claim
-    return "unchanged" if before[0] == verdict else f"{before[0]} ({before[1]})"
 
 
 def summary_table(run: FitRun) -> Table:
@@ -289,7 +196,7 @@ def joint_table(run: FitRun) -> Table:
 
 def earlier_table(run: FitRun) -> Table:
     rows = [
-        [e.name, _samples(e.samples), e.prediction, _interval(e.pi), e.observed, e.verdict]
+        [e.name, samples_cell(e.samples), e.prediction, _interval(e.pi), e.observed, e.verdict]
         for e in run.earlier
     ]
     headers = ["curve", "S", "forecast", f"{LEVEL:.0%} PI", "observed", "verdict"]
@@ -317,6 +224,7 @@ def published_table(run: FitRun) -> Table:
 # Every table of a fit run, in the order the text and markdown report show them.
 TABLES: dict[str, Callable[[FitRun], Table]] = {
     "verdicts": verdicts_table,
+    "next": next_table,
     "summary": summary_table,
     "fits": fits_table,
     "profile": profile_table,
@@ -330,7 +238,7 @@ TABLES: dict[str, Callable[[FitRun], Table]] = {
 
 
 # What the CLI prints without --detail, and what opens the report: the claims, then the numbers.
-SUMMARY = ("verdicts", "summary", "forecasts", "gaps")
+SUMMARY = ("verdicts", "next", "summary", "forecasts", "gaps")
 
 
 def tables(run: FitRun) -> list[Table]:

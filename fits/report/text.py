@@ -2,9 +2,23 @@
 right-aligned. The markdown report formats its cells with the same `cell`."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["cell", "render_table"]
+__all__ = ["Table", "cell", "render_table", "samples_cell"]
+
+
+@dataclass(frozen=True)
+class Table:
+    id: str  # stable: the HTML element's id, and how a page picks a table
+    title: str
+    headers: list[str]
+    rows: list[list]
+
+
+def samples_cell(samples: float) -> str:
+    """A sample count in full, with thousands separators."""
+    return f"{round(samples):,}"
 
 
 def cell(value: Any) -> str:

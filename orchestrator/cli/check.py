@@ -45,28 +45,10 @@ def check(
         orch check sweeps/claims/jepa_prh.yaml goodview_vs_ntp_paper
         orch check --json --strict
     """
-    from fits.results import FitOptions
-    from fits.run import run_fit
-
-    claims_file, sweep_name = _targets(targets)
+    claims_file, sweep_name = claims_and_sweep(targets, "check")
     store, sweep_name = open_sweep(ctx, sweep_name)
     design = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
-    if not design.claims:
-        raise InputError(
-            f"sweep {sweep_name} states no claims: give a claims file (orch check CLAIMS.yaml {sweep_name}), "
-            "or name one in the sweep file (claims: FILE)"
-        )
-    measured = sorted({metric for metric, _ in store.measured(sweep_name)})
-    for claim in design.claims:
-        if claim.metric is not None and claim.metric not in measured:
-            raise InputError(
-                f"{design.claims_source}: claim {claim.id!r}: metric {claim.metric!r} was not measured in "
-                f"{sweep_name} (measured: {', '.join(measured)})"
-            )
-    runs = []
-    with sigterm_interrupts():
-        for metric in sorted({claim.metric or DEFAULT_METRIC for claim in design.claims}):
-            runs.append(run_fit(store, sweep_name, FitOptions(predict=predict, metric=metric), design))
+    runs = claim_runs(store, sweep_name, design, predict)
     verdicts = [v for run in runs for v in run.verdicts]
     if as_json:
         emit_json(
@@ -87,13 +69,38 @@ def check(
         ctx.exit(EXIT_CONTRADICTED)
 
 
-def _targets(targets: tuple[str, ...]) -> tuple[str | None, str | None]:
+def claim_runs(store: Any, sweep_name: str, design: Any, predict: tuple[int, ...] = ()) -> list[Any]:
+    """One fit run per metric the claims are stated in, each with its verdicts; a sweep with no
+    claims, or a claim on a metric the sweep did not measure, is an InputError."""
+    from fits.results import FitOptions
+    from fits.run import run_fit
+
+    if not design.claims:
+        raise InputError(
+            f"sweep {sweep_name} states no claims: give a claims file (orch check CLAIMS.yaml {sweep_name}), "
+            "or name one in the sweep file (claims: FILE)"
+        )
+    measured = sorted({metric for metric, _ in store.measured(sweep_name)})
+    for claim in design.claims:
+        if claim.metric is not None and claim.metric not in measured:
+            raise InputError(
+                f"{design.claims_source}: claim {claim.id!r}: metric {claim.metric!r} was not measured in "
+                f"{sweep_name} (measured: {', '.join(measured)})"
+            )
+    with sigterm_interrupts():
+        return [
+            run_fit(store, sweep_name, FitOptions(predict=predict, metric=metric), design)
+            for metric in sorted({claim.metric or DEFAULT_METRIC for claim in design.claims})
+        ]
+
+
+def claims_and_sweep(targets: tuple[str, ...], command: str) -> tuple[str | None, str | None]:
     """(claims file, sweep name): a target ending in .yaml or .yml is the claims file."""
     files = [t for t in targets if Path(t).suffix in (".yaml", ".yml")]
     names = [t for t in targets if t not in files]
     if len(files) > 1 or len(names) > 1:
         raise InputError(
-            f"orch check takes one claims file and one sweep name at most (got {', '.join(targets)})"
+            f"orch {command} takes one claims file and one sweep name at most (got {', '.join(targets)})"
         )
     return (files[0] if files else None), (names[0] if names else None)
 

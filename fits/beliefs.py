@@ -1,0 +1,334 @@
+"""What a claim's interval rests on, in a form that says what new runs would do to it: the
+`Outlook` of a claim after some candidate runs (`Cell`s) land, averaged over simulated outcomes.
+
+- `DrawBelief` (a gap; a level past the data): the claim's value on each draw of the curves'
+  law mixtures. Each fitted law keeps at least FLOOR of the weight (a law with no weight today
+  may carry it once more points land); where a curve has one seed per size, its draws are
+  widened to the seed noise the laws' residuals show (a fit without replicates assumes too
+  little). For OUTCOMES truths (draws of the mixture) a run's k-seed mean is simulated with the
+  objective's seed noise at S (`seed_noise`); every draw is reweighted by that outcome's
+  likelihood and by the change in its law's AICc penalty where the point is new; the claim's
+  95% interval is read off the reweighted draws. A run's checkpoints are not independent: it
+  adds one point to a law, its largest fitted checkpoint.
+- `MeansBelief` (an order; a level where it was measured): seed means. A run adds k seeds at
+  every measured size it covers; the standard errors shrink, and each mean moves by its
+  preposterior spread.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from fits.claim import Claim
+from fits.ensemble import DRAWS, Ensemble, build_ensemble
+from fits.fit import point_weights
+from fits.gaps import GRID, MAX_SPAN, REACH, crossing, default_target
+from fits.level import LEVEL, quantile, tails
+from fits.results import CurveFit, FitRun
+from fits.verdicts import SIZE_PRECISION, claim_curve, flops_scale, seen_points
+
+__all__ = ["FLOOR", "OUTCOMES", "PLANNED", "Cell", "Noise", "Outlook", "belief_of", "seed_noise"]
+
+FLOOR = 0.005  # the least weight a fitted law keeps in a plan's mixture (all of them: inside a tail)
+OUTCOMES = 48  # simulated truths behind each expected width
+SLOTS = 16  # independent noise draws per (curve, size): repeats of one cell use the next
+MIN_EFFECTIVE = 20.0  # fewer reweighted draws than this (median over outcomes): the draws run out
+PLANNED = ("gap", "level", "order")  # a forecast claim is settled by held-out runs, not planned
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A candidate: `seeds` new runs of (objective, model) on `samples` samples, costing `flops`
+    (samples where the store has no FLOPs for it)."""
+
+    objective: str
+    model: str
+    samples: float
+    seeds: int
+    flops: float
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """A claim's expected interval width after some runs land (ln high/low for a ratio), the
+    chance its verdict is then decided and, for a gap, that the laws' gap is identifiable."""
+
+    width: float
+    decided: float
+    identifiable: float | None = None
+    effective: float = float(DRAWS)  # median effective number of reweighted draws
+
+
+@dataclass(frozen=True)
+class Noise:
+    """An objective's seed standard deviation against S: at_middle * (S / middle)^slope."""
+
+    at_middle: float
+    middle: float
+    slope: float
+    source: str
+
+    def sd(self, samples) -> np.ndarray:
+        return self.at_middle * (np.asarray(samples, dtype=float) / self.middle) ** self.slope
+
+
+def seed_noise(curves: Sequence[CurveFit]) -> Noise | None:
+    """The seed noise of these curves (one objective's) against S: a log-linear fit of the seed
+    sd on S where 3 or more sizes have 2 or more seeds and the trend is beyond chance (2 SE),
+    pooled otherwise, and the heaviest laws' residual scatter where no size has 2 seeds. None
+    when nothing estimates it."""
+    sizes, sds, dfs = [], [], []
+    for points in (seen_points(c) for c in curves):
+        for samples, values in zip(points.samples, points.replicates, strict=True):
+            if len(values) > 1:
+                sizes.append(samples)
+                sds.append(max(float(np.std(values, ddof=1)), 1e-9))
+                dfs.append(len(values) - 1)
+    if sizes:
+        sizes, sds, dfs = np.array(sizes), np.array(sds), np.array(dfs, dtype=float)
+        middle = float(np.exp(np.average(np.log(sizes), weights=dfs)))
+        pooled = float(np.sqrt(np.average(sds**2, weights=dfs)))
+        replicates = f"{int(dfs.sum())} seed replicates"
+        if len(np.unique(sizes)) < 3:
+            return Noise(pooled, middle, 0.0, f"pooled over {replicates}")
+        x = np.log(sizes / middle)
+        slope = float(np.polyfit(x, np.log(sds), 1, w=np.sqrt(dfs))[0])
+        # ln of a sample sd on df degrees of freedom has variance about 1 / (2 df)
+        error = 1.0 / np.sqrt(2 * np.sum(dfs * (x - np.average(x, weights=dfs)) ** 2))
+        if abs(slope) < 2 * error:
+            return Noise(pooled, middle, 0.0, f"pooled over {replicates} (no trend in S beyond chance)")
+        return Noise(pooled, middle, float(np.clip(slope, -0.5, 0.5)), f"fitted against S over {replicates}")
+    squares, dof = 0.0, 0
+    for curve in curves:
+        fit = curve.ensemble.heaviest
+        squares += float(np.sum((curve.points.mean - fit.predict(curve.points.samples)) ** 2))
+        dof += fit.dof
+    if dof <= 0:
+        return None
+    middle = float(np.exp(np.mean([np.log(c.points.samples).mean() for c in curves])))
+    return Noise(float(np.sqrt(squares / dof)), middle, 0.0, "one seed per size: the laws' residual scatter")
+
+
+def belief_of(claim: Claim, run: FitRun, seed: int = 0):
+    """A claim's belief on this run: `DrawBelief` or `MeansBelief`."""
+    curves = {name: claim_curve(run, claim, name) for name in claim.objectives}
+    noise = {name: seed_noise(_objective_curves(run, claim, name)) for name in claim.objectives}
+    every_checkpoint = run.options.points == "all"
+    if claim.kind == "order":
+        return MeansBelief(claim, [curves[claim.above], curves[claim.below]], every_checkpoint, seed)
+    points = seen_points(curves[claim.objectives[0]])
+    if claim.kind == "level" and np.isclose(points.samples, claim.at, rtol=SIZE_PRECISION).any():
+        return MeansBelief(claim, [curves[claim.objective]], every_checkpoint, seed)
+    return DrawBelief(claim, run, curves, noise, seed)
+
+
+def _objective_curves(run: FitRun, claim: Claim, objective: str) -> list[CurveFit]:
+    """Every curve of the objective in this run (its other models share its seed noise)."""
+    return [c for c in run.curves if c.key["objective"] == objective]
+
+
+def _penalty(n: int, k: int) -> float:
+    """AICc's penalty for k parameters on n points (inf where AICc is undefined)."""
+    return 2 * k + 2 * k * (k + 1) / (n - k - 1) if n - k - 1 > 0 else np.inf
+
+
+def planning_ensemble(curve: CurveFit, noise: Noise | None) -> Ensemble:
+    """The curve's laws with FLOOR weight each at least, their draws widened to `noise` where the
+    curve has no seed replicates (its fit then assumed the fallback weight's noise)."""
+    points = curve.points
+    fits = {name: fit for name, fit in curve.fits.items() if fit.success}
+    if points.pooled_df == 0 and noise is not None:
+        assumed = 1.0 / float(point_weights(points)[0])
+        scale = (float(noise.sd(points.samples).mean()) / assumed) ** 2
+        fits = {name: replace(fit, covariance=fit.covariance * max(scale, 1.0)) for name, fit in fits.items()}
+    weights = {name: max(curve.ensemble.weights.get(name, 0.0), FLOOR) for name in fits}
+    total = sum(weights.values())
+    return build_ensemble(points, fits, {n: w / total for n, w in weights.items()}, curve.ensemble.span)
+
+
+class DrawBelief:
+    """A gap or a forecast level, read off the curves' law draws and reweighted by outcomes."""
+
+    def __init__(self, claim: Claim, run: FitRun, curves: dict[str, CurveFit], noise, seed: int):
+        self.claim, self.notes = claim, []
+        self.curves, self.noise = curves, noise
+        self.fitted_up_to = run.options.holdout_above if run.options.points == "all" else None
+        self.ensembles = {name: planning_ensemble(curve, noise[name]) for name, curve in curves.items()}
+        for name in curves:
+            if noise[name] is None:
+                self.notes.append(f"{name}: no seed noise can be estimated (one seed, no residual dof)")
+            elif curves[name].points.pooled_df == 0:
+                self.notes.append(f"{name}: one seed per size; seed noise {noise[name].source}")
+        rng = np.random.default_rng(seed)
+        self.truth = rng.integers(DRAWS, size=OUTCOMES)
+        self.z = rng.standard_normal((OUTCOMES, SLOTS))
+        self.ratio = claim.kind == "gap"
+        self.values, self.crossings = self._values(run)
+        self.order = np.argsort(self.values)
+        self._draws_at: dict[tuple[str, float], np.ndarray] = {}
+        self._rows = {name: e.row_laws() for name, e in self.ensembles.items()}
+        self._prefix: tuple = ((), np.zeros((OUTCOMES, DRAWS)), {})
+
+    def _values(self, run: FitRun) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(D,) the claim's value on each draw, and each curve's crossing of the target (gap)."""
+        claim = self.claim
+        if claim.kind == "level":
+            return self.ensembles[claim.objective].curve_draws([claim.at], forecast=True)[:, 0], {}
+        a, b = self.ensembles[claim.faster], self.ensembles[claim.slower]
+        if claim.at is not None:
+            target = b.curve_draws([claim.at], forecast=True)[:, 0]
+        elif claim.at_alignment is not None:
+            target = claim.at_alignment
+        else:
+            target = default_target(self.curves[claim.faster].ensemble, self.curves[claim.slower].ensemble)
+        found = {claim.faster: _crossings(a, target)}
+        found[claim.slower] = (
+            np.full(DRAWS, float(claim.at)) if claim.at is not None else _crossings(b, target)
+        )
+        scale = flops_scale(run, claim, self.curves[claim.faster], self.curves[claim.slower])
+        per = scale if claim.per == "flops" and scale else 1.0
+        return found[claim.slower] / found[claim.faster] * per, found
+
+    def _at(self, objective: str, samples: float) -> np.ndarray:
+        key = (objective, samples)
+        if key not in self._draws_at:
+            self._draws_at[key] = self.ensembles[objective].curve_draws([samples], forecast=True)[:, 0]
+        return self._draws_at[key]
+
+    def _informs(self, cell: Cell) -> float:
+        """The S at which a run adds its point to the law: its largest fitted checkpoint."""
+        return min(cell.samples, self.fitted_up_to) if self.fitted_up_to else cell.samples
+
+    def _likelihood(self, cells: tuple[Cell, ...]) -> tuple[np.ndarray, dict[tuple[str, float], int]]:
+        """(OUTCOMES, D) log-likelihood of each outcome of `cells` on each draw, and how many
+        runs each (objective, fitted S) got; the last prefix asked is kept (a greedy pick
+        scores every candidate after the same picks)."""
+        if cells and self._prefix[0] == cells[:-1]:
+            logw, used = self._prefix[1].copy(), dict(self._prefix[2])
+            new = cells[-1:]
+        else:
+            logw, used, new = np.zeros((OUTCOMES, DRAWS)), {}, cells
+        for cell in (c for c in new if c.objective in self.ensembles):
+            samples = self._informs(cell)
+            draws = self._at(cell.objective, samples)
+            slot = used.get((cell.objective, samples), 0)
+            used[(cell.objective, samples)] = slot + 1
+            sd = float(self.noise[cell.objective].sd(samples)) / np.sqrt(cell.seeds)
+            seen = draws[self.truth] + sd * self.z[:, slot % SLOTS]
+            logw -= 0.5 * ((seen[:, None] - draws[None, :]) / sd) ** 2
+        if cells and self._prefix[0] != cells[:-1]:
+            self._prefix = (cells[:-1], *self._likelihood(cells[:-1]))
+        return logw, used
+
+    def outlook(self, cells: Sequence[Cell]) -> Outlook:
+        logw, used = self._likelihood(tuple(cells))
+        logw = logw - 0.5 * self._penalty_change(used)[None, :]
+        weights = np.exp(logw - logw.max(axis=1, keepdims=True))
+        weights /= weights.sum(axis=1, keepdims=True)
+        low, high = _weighted_interval(self.values, self.order, weights)
+        region = self.claim.region
+        decided = np.array(
+            [region.holds(lo, hi) or region.misses(lo, hi) for lo, hi in zip(low, high, strict=True)]
+        )
+        width = np.log(np.maximum(high, 1e-12) / np.maximum(low, 1e-12)) if self.ratio else high - low
+        return Outlook(
+            float(width.mean()),
+            float(decided.mean()),
+            self._identifiable(weights, used, low, high) if self.ratio else None,
+            float(np.median(1.0 / np.sum(weights**2, axis=1))),
+        )
+
+    def _penalty_change(self, used: dict[tuple[str, float], int]) -> np.ndarray:
+        """(D,) each draw's change in its law's AICc penalty from the new points on its curve."""
+        change = np.zeros(DRAWS)
+        for name, ensemble in self.ensembles.items():
+            known = self.curves[name].points.samples
+            new = sum(1 for o, s in used if o == name and not np.isclose(known, s, rtol=1e-3).any())
+            if not new:
+                continue
+            n = len(known)
+            for law, member in ((m.fit.law, m) for m in ensemble.members):
+                k = len(member.fit.params)
+                before, after = _penalty(n, k), _penalty(n + new, k)
+                change[self._rows[name] == law] += after - before if np.isfinite(before) else 0.0
+        return change
+
+    def _identifiable(self, weights, used, low, high) -> float:
+        """The share of outcomes whose both crossings (weighted medians) fall inside the curves'
+        measured ranges, with a closed interval spanning at most MAX_SPAN."""
+        inside = (low > 0) & np.isfinite(high) & (high / np.maximum(low, 1e-300) <= MAX_SPAN)
+        for name, found in self.crossings.items():
+            sizes = [*self.curves[name].points.samples, *(s for o, s in used if o == name)]
+            order = np.argsort(found)
+            median = found[order][np.argmax(np.cumsum(weights[:, order], axis=1) >= 0.5, axis=1)]
+            inside &= (min(sizes) <= median) & (median <= max(sizes))
+        return float(inside.mean())
+
+
+def _crossings(ensemble: Ensemble, target) -> np.ndarray:
+    """(D,) where each draw reaches the target, held to the search grid's ends (a draw that
+    never gets there counts as reaching it at the far end)."""
+    low, high = ensemble.samples_range
+    grid = np.geomspace(low / REACH, high * REACH, GRID)
+    return np.clip(crossing(grid, ensemble.curve_draws(grid), target), grid[0], grid[-1])
+
+
+def _weighted_interval(values: np.ndarray, order: np.ndarray, weights: np.ndarray):
+    """(low, high) per row of `weights`: the LEVEL percentile interval of the weighted values."""
+    cumulative = np.cumsum(weights[:, order], axis=1)
+    bottom, top = (t / 100 for t in tails(LEVEL))
+    ranked = values[order]
+    low = ranked[np.minimum(np.argmax(cumulative >= bottom, axis=1), len(values) - 1)]
+    high = ranked[np.minimum(np.argmax(cumulative >= top, axis=1), len(values) - 1)]
+    return low, high
+
+
+class MeansBelief:
+    """An order (the smallest difference of seed means over the sizes both measured) or a
+    measured level (one seed mean), and what more seeds would do to its interval."""
+
+    def __init__(self, claim: Claim, curves: list[CurveFit], every_checkpoint: bool, seed: int):
+        self.claim, self.notes = claim, []
+        self.every_checkpoint = every_checkpoint
+        seen = [seen_points(c) for c in curves]
+        if claim.kind == "order":
+            sizes, i, j = np.intersect1d(seen[0].samples, seen[1].samples, return_indices=True)
+            index = [i, j]
+        else:
+            hit = int(np.flatnonzero(np.isclose(seen[0].samples, claim.at, rtol=SIZE_PRECISION))[0])
+            sizes, index = seen[0].samples[[hit]], [np.array([hit])]
+        self.objectives = [c.key["objective"] for c in curves]
+        self.sizes = sizes
+        self.means = [p.mean[ix] for p, ix in zip(seen, index, strict=True)]
+        self.counts = [p.seeds[ix].astype(float) for p, ix in zip(seen, index, strict=True)]
+        self.sds = [p.sigma[ix] * np.sqrt(p.seeds[ix]) for p, ix in zip(seen, index, strict=True)]
+        self.dof = [p.pooled_df for p in seen]
+        self.z = np.random.default_rng(seed).standard_normal((OUTCOMES, len(curves), len(sizes)))
+
+    def _covers(self, cell: Cell) -> np.ndarray:
+        """The measured sizes a new run adds a seed to: every checkpoint up to its size, or its size."""
+        if self.every_checkpoint:
+            return self.sizes <= cell.samples * (1 + SIZE_PRECISION)
+        return np.isclose(self.sizes, cell.samples, rtol=SIZE_PRECISION)
+
+    def outlook(self, cells: Sequence[Cell]) -> Outlook:
+        added = [np.zeros(len(self.sizes)) for _ in self.objectives]
+        for cell in cells:
+            for term, objective in enumerate(self.objectives):
+                if cell.objective == objective:
+                    added[term] += cell.seeds * self._covers(cell)
+        outcome = np.zeros((OUTCOMES, len(self.sizes)))
+        variance = np.zeros(len(self.sizes))
+        dof = min(d + int(a.max()) for d, a in zip(self.dof, added, strict=True))
+        for term, sign in zip(range(len(self.objectives)), (1.0, -1.0), strict=False):
+            before = self.sds[term] ** 2 / self.counts[term]
+            after = self.sds[term] ** 2 / (self.counts[term] + added[term])
+            moved = np.sqrt(np.maximum(before - after, 0.0))
+            outcome += sign * (self.means[term] + moved * self.z[:, term, :])
+            variance += after
+        half = quantile(LEVEL, dof) * np.sqrt(variance)
+        low, high = (outcome - half).min(axis=1), (outcome + half).min(axis=1)
+        region = self.claim.region
+        decided = [region.holds(lo, hi) or region.misses(lo, hi) for lo, hi in zip(low, high, strict=True)]
+        return Outlook(float(np.mean(high - low)), float(np.mean(decided)))

@@ -1,0 +1,166 @@
+"""The runs that would settle open claims (`orch next`): candidate runs (`Cell`s) scored by how
+much they are expected to narrow each claim's interval (`fits.beliefs`) per FLOP, and picked
+greedily within a budget. The picks share one simulated truth per outcome, so each is scored
+given the picks before it; the same seed gives the same plan.
+
+Pure: a fit run, the claims and the candidate cells in, a `Plan` out.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fits.beliefs import PLANNED, Cell, Outlook, belief_of
+from fits.claim import Claim
+from fits.results import FitRun, NextRun
+from fits.verdicts import claim_curve
+
+__all__ = ["SEEDS", "Pick", "Plan", "candidate_cells", "interval_width", "plan_runs", "top_runs"]
+
+SEEDS = (1, 2, 3)  # new seeds a candidate adds
+SHOWN = 3  # the runs the report lists for each open claim
+
+
+@dataclass(frozen=True)
+class Pick:
+    cell: Cell
+    outlooks: dict[str, Outlook]  # claim id -> after this pick and every one before it
+    gain: float  # summed relative width reduction per FLOP (or per run, when runs are counted)
+
+
+@dataclass
+class Plan:
+    claims: list[Claim]
+    now: dict[str, Outlook]  # claim id -> before any new run
+    picks: list[Pick] = field(default_factory=list)  # greedy, in order
+    ranked: list[Pick] = field(default_factory=list)  # every candidate alone, best first
+    notes: list[str] = field(default_factory=list)
+    measured: dict[str, float | None] = field(default_factory=dict)  # claim id -> its verdict's width
+
+    @property
+    def flops(self) -> float:
+        return sum(p.cell.flops for p in self.picks)
+
+    def expected(self, claim_id: str, outlook: Outlook) -> float:
+        """The width the claim's verdict interval is expected to have: its width now times the
+        planned narrowing (the planning mixture's interval is not the verdict's own)."""
+        now, measured = self.now[claim_id].width, self.measured.get(claim_id)
+        if measured is None or not np.isfinite(now) or now <= 0:
+            return outlook.width
+        return measured * outlook.width / now
+
+
+def interval_width(claim: Claim, interval: tuple[float, float] | None) -> float | None:
+    """ln(high / low) of a gap's interval, high - low of any other; None when there is no
+    closed interval."""
+    if interval is None or not all(np.isfinite(interval)):
+        return None
+    if claim.kind == "gap":
+        return float(np.log(interval[1] / interval[0])) if interval[0] > 0 else None
+    return float(interval[1] - interval[0])
+
+
+def plan_runs(
+    run: FitRun,
+    claims: Sequence[Claim],
+    cells: Sequence[Cell],
+    budget: float | None = None,
+    runs: int | None = None,
+    seed: int = 0,
+) -> Plan:
+    """Every cell scored alone (`ranked`, per FLOP), then picks made greedily, each the cell
+    whose summed relative width reduction is largest given the picks before it, until `budget`
+    FLOPs or `runs` runs are spent or no cell narrows any claim. The reduction is per FLOP when
+    only a budget binds, and per run when runs are counted: a fixed number of runs should buy
+    the most they can within the budget, not the cheapest (FLOPs unknown: samples)."""
+    beliefs = {claim.id: belief_of(claim, run, seed) for claim in claims}
+    now = {claim_id: belief.outlook([]) for claim_id, belief in beliefs.items()}
+    verdicts = {v.claim.id: v for v in run.verdicts}
+    measured = {
+        c.id: interval_width(c, verdicts[c.id].interval) if c.id in verdicts else None for c in claims
+    }
+    plan = Plan(list(claims), now, measured=measured)
+    plan.notes = [f"{claim_id}: {note}" for claim_id, belief in beliefs.items() for note in belief.notes]
+    plan.ranked = sorted((_scored(beliefs, now, now, [], c, True) for c in cells), key=lambda p: -p.gain)
+    current, chosen = now, []
+    while budget is not None or runs is not None:
+        spent, count = sum(c.flops for c in chosen), sum(c.seeds for c in chosen)
+        affordable = [
+            c
+            for c in cells
+            if (budget is None or spent + c.flops <= budget) and (runs is None or count + c.seeds <= runs)
+        ]
+        if not affordable:
+            break
+        scored = (_scored(beliefs, now, current, chosen, c, runs is None) for c in affordable)
+        best = max(scored, key=lambda p: p.gain)
+        if best.gain <= 0:
+            break
+        chosen.append(best.cell)
+        current = best.outlooks
+        plan.picks.append(best)
+    return plan
+
+
+def _scored(beliefs: dict, now: dict, current: dict, chosen: list[Cell], cell: Cell, per_flop: bool) -> Pick:
+    """The cell added to `chosen`: each claim's outlook, and the gain over `current` per FLOP
+    (else per run), each claim's narrowing relative to its width now."""
+    outlooks = {claim_id: belief.outlook([*chosen, cell]) for claim_id, belief in beliefs.items()}
+    narrowed = sum(
+        (current[i].width - outlooks[i].width) / now[i].width
+        for i in beliefs
+        if np.isfinite(now[i].width) and now[i].width > 0
+    )
+    return Pick(cell, outlooks, narrowed / (cell.flops if per_flop else cell.seeds))
+
+
+def candidate_cells(run: FitRun, claims: Sequence[Claim], sizes: Sequence[int]) -> list[Cell]:
+    """Every (objective, model, data size, seeds) a claim's curves could add: `sizes` (the
+    sweep's data sizes; the curve's measured ones when none are given) and one octave beyond
+    each end, 1 to 3 new seeds; FLOPs from the store's FLOPs per sample (else samples)."""
+    cells = {}
+    for claim in claims:
+        for objective in claim.objectives:
+            curve = claim_curve(run, claim, objective)
+            if curve is None:
+                continue
+            model = curve.key["model"]
+            axis = sorted(sizes or {int(s) for s in curve.points.samples})
+            per_sample = run.flops_per_sample.get((objective, model)) or 1.0
+            for samples in [axis[0] // 2, *axis, axis[-1] * 2]:
+                for seeds in SEEDS:
+                    cells[(objective, model, samples, seeds)] = Cell(
+                        objective, model, float(samples), seeds, per_sample * samples * seeds
+                    )
+    return list(cells.values())
+
+
+def top_runs(run: FitRun, sizes: Sequence[int], count: int = SHOWN) -> list[NextRun]:
+    """For each inconclusive claim this run can plan, the `count` candidates that narrow it most
+    per FLOP alone, with the width they are expected to leave (the report's table)."""
+    rows = []
+    for verdict in run.verdicts:
+        claim = verdict.claim
+        if verdict.verdict != "inconclusive" or claim.kind not in PLANNED:
+            continue
+        if any(claim_curve(run, claim, name) is None for name in claim.objectives):
+            continue
+        plan = plan_runs(run, [claim], candidate_cells(run, [claim], sizes))
+        now = plan.expected(claim.id, plan.now[claim.id])
+        for pick in plan.ranked[:count]:
+            cell, outlook = pick.cell, pick.outlooks[claim.id]
+            rows.append(
+                NextRun(
+                    claim.id,
+                    cell.objective,
+                    cell.model,
+                    cell.samples,
+                    cell.seeds,
+                    cell.flops,
+                    now,
+                    plan.expected(claim.id, outlook),
+                    outlook.decided,
+                )
+            )
+    return rows

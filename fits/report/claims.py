@@ -1,0 +1,124 @@
+"""The report's claim tables: each claim's verdict, and the runs that would settle the open ones."""
+
+import math
+
+from fits.claim import Claim, Verdict
+from fits.level import LEVEL
+from fits.report.text import Table, samples_cell
+from fits.results import FitRun
+
+__all__ = ["next_table", "verdict_interval", "verdicts_table"]
+
+
+def _amount(kind: str, value: float | None) -> str:
+    """A claim's measured value as its kind reads: a ratio, a share, or a level."""
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return "inf"
+    if kind == "gap":
+        return f"{value:.3g}x"
+    return f"{value:.0%}" if kind == "forecast" else f"{value:.4f}"
+
+
+def _region(claim: Claim) -> str:
+    low, high = (
+        _amount(claim.kind, v) if math.isfinite(v) else None for v in (claim.region.low, claim.region.high)
+    )
+    unit = " FLOPs" if claim.per == "flops" else ""
+    if low is None:
+        return f"<= {high}{unit}"
+    return f">= {low}{unit}" if high is None else f"[{low}, {high}]{unit}"
+
+
+def verdict_interval(verdict: Verdict) -> str:
+    if verdict.interval is None:
+        return "-"
+    low, high = (_amount(verdict.claim.kind, v) for v in verdict.interval)
+    return f"[{low}, {high}]"
+
+
+def _axes(verdict: Verdict) -> list[str]:
+    """A gap claim's ratio on both axes, samples and FLOPs, where each is known."""
+    lines = []
+    for axis, found in verdict.axes.items():
+        if found.get("value") is not None and found.get("interval") is not None:
+            low, high = found["interval"]
+            lines.append(f"in {axis}: {found['value']:.3g}x [{low:.3g}, {high:.3g}]")
+        elif found.get("bound"):
+            lines.append(f"in {axis}: {found['bound']}")
+    return lines
+
+
+def verdicts_table(run: FitRun) -> Table:
+    """Each claim: what was measured, its 95% interval, the verdict and why; "was" is the verdict
+    the last stored fit gave it."""
+    rows = []
+    for v in run.verdicts:
+        why = [v.basis, *v.reasons, *_axes(v), *(f"missing: {m}" for m in v.missing)]
+        why += [f"flag: {f}" for f in v.flags]
+        before = run.earlier_verdicts.get(v.claim.id)
+        rows.append(
+            [
+                v.claim.id,
+                f"{v.claim.says} ({v.claim.source})",
+                _region(v.claim),
+                _amount(v.claim.kind, v.value),
+                verdict_interval(v),
+                v.verdict.upper() if v.verdict != "inconclusive" else v.verdict,
+                "; ".join(why),
+                "; ".join(v.caveats) or "-",
+                _was(v.verdict, before),
+            ]
+        )
+    headers = [
+        "id",
+        "claim",
+        "claimed",
+        "measured",
+        f"{LEVEL:.0%} interval",
+        "verdict",
+        "why",
+        "caveats",
+        "was",
+    ]
+    return Table("verdicts", f"Claims ({run.options.metric})", headers, rows)
+
+
+def next_table(run: FitRun) -> Table:
+    """For each inconclusive claim, the runs that narrow its interval most per FLOP alone
+    (`orch next` ranks them all and picks within a budget)."""
+    kinds = {v.claim.id: v.claim.kind for v in run.verdicts}
+    rows = [
+        [
+            r.claim,
+            f"{r.objective} / {r.model}",
+            samples_cell(r.samples),
+            r.seeds,
+            f"{r.flops:.3g}",
+            f"{_width(kinds[r.claim], r.width_now)} -> {_width(kinds[r.claim], r.width_after)}",
+            f"{r.decided:.0%}",
+        ]
+        for r in run.next_runs
+    ]
+    headers = [
+        "claim",
+        "run",
+        "data size",
+        "seeds",
+        "FLOPs",
+        f"{LEVEL:.0%} width now -> after",
+        "decided after",
+    ]
+    return Table("next", "Runs that would settle the open claims (orch next ranks them all)", headers, rows)
+
+
+def _width(kind: str, width: float) -> str:
+    """An interval's width as its kind reads: a gap's as a factor high / low, else a difference."""
+    return f"x{math.exp(width):.3g}" if kind == "gap" else f"{width:.4f}"
+
+
+def _was(verdict: str, before: tuple[str, str] | None) -> str:
+    if before is None:
+        return "-"  # no stored fit judged this claim
+    return "unchanged" if before[0] == verdict else f"{before[0]} ({before[1]})"

@@ -1,0 +1,326 @@
+"""`orch next`: the runs that would settle the open claims, ranked by what they buy per FLOP
+(`fits.plan`), and optionally written as a sweep file whose `include:` holds the picks.
+
+The candidates are the claims' objectives on their curves' model, at every data size of the
+sweep's grid and one octave beyond each end, with 1 to 3 new seeds."""
+
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from db.errors import did_you_mean
+from db.sizes import format_size
+from orchestrator.cli.check import DEFAULT_METRIC, claim_runs, claims_and_sweep
+from orchestrator.cli.common import emit_json, open_sweep, say, store_option
+from orchestrator.cli.group import cli
+from orchestrator.cli.results import sweep_design
+from orchestrator.errors import InputError
+
+__all__ = ["next_runs"]
+
+SHOWN = 10  # candidates listed per plan
+
+
+@cli.command(name="next")
+@click.argument("targets", nargs=-1, metavar="[CLAIMS.yaml] [SWEEP]")
+@click.option(
+    "--claim", "claim_ids", multiple=True, help="Plan for this claim (default: every inconclusive one)."
+)
+@click.option(
+    "--budget", type=click.FloatRange(min=0, min_open=True), default=None, help="FLOPs to spend on the picks."
+)
+@click.option(
+    "--runs", type=click.IntRange(min=1), default=None, help="Runs to pick (default 4, without --budget)."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The simulated outcomes' seed.")
+@click.option(
+    "--write",
+    "write_to",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the picks as a sweep file.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@store_option
+@click.pass_context
+def next_runs(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    claim_ids: tuple[str, ...],
+    budget: float | None,
+    runs: int | None,
+    seed: int,
+    write_to: str | None,
+    as_json: bool,
+) -> None:
+    """Rank the runs that would settle the open claims: each candidate's FLOPs, the expected
+    width of each claim's interval after it lands, and the chance the verdict is then decided;
+    then pick greedily within --budget FLOPs or --runs runs.
+
+    \b
+        orch next                                    # the newest sweep's inconclusive claims
+        orch next --runs 4 --write more.yaml         # then: orch sweep more.yaml
+        orch next sweeps/claims/jepa_prh.yaml goodview_vs_ntp_paper --claim gap_42x --budget 1e18
+    """
+    from fits.plan import candidate_cells, plan_runs
+
+    if budget is not None and runs is not None:
+        raise InputError("give --budget or --runs, not both")
+    claims_file, sweep_name = claims_and_sweep(targets, "next")
+    store, sweep_name = open_sweep(ctx, sweep_name)
+    design = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
+    _check_ids(claim_ids, design)
+    fits = claim_runs(store, sweep_name, design)
+    open_claims, decided = _open_claims(fits, claim_ids)
+    for verdict in decided:
+        say(f"claim {verdict.claim.id} is already {verdict.verdict} ({_interval(verdict)}): nothing to plan")
+    if not open_claims:
+        if as_json:
+            emit_json({"sweep": sweep_name, "plans": []})
+        return
+    runs = 4 if budget is None and runs is None else runs
+    plans = []
+    for run, claims in open_claims:
+        cells = candidate_cells(run, claims, design.grid.get("data_size", ()))
+        cheapest = min(cells, key=lambda c: c.flops)
+        if budget is not None and budget < cheapest.flops:
+            raise InputError(
+                f"--budget {budget:.3g} is below the cheapest candidate run ({cheapest.flops:.3g} "
+                f"{_unit(run)}: {cheapest.objective} at {format_size(cheapest.samples)}); raise it"
+            )
+        plans.append((run, plan_runs(run, claims, cells, budget=budget, runs=runs, seed=seed)))
+    if write_to is not None:
+        _write(write_to, store, sweep_name, [p for _, plan in plans for p in plan.picks])
+    if as_json:
+        emit_json({"sweep": sweep_name, "plans": [_as_dict(run, plan) for run, plan in plans]})
+    else:
+        click.echo("\n\n".join(_text(run, plan) for run, plan in plans))
+    if write_to is not None:
+        say(f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then 'orch check'")
+
+
+def _check_ids(claim_ids: tuple[str, ...], design: Any) -> None:
+    known = [claim.id for claim in design.claims]
+    for claim_id in claim_ids:
+        if claim_id not in known:
+            raise InputError(
+                f"{design.claims_source}: no claim {claim_id!r}{did_you_mean(claim_id, known)} "
+                f"(claims: {', '.join(known)})"
+            )
+
+
+def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tuple[Any, list]], list[Any]]:
+    """([(fit run, its claims to plan)], the verdicts of named claims already decided). A
+    forecast claim is said to be settled by held-out runs, not planned."""
+    from fits.beliefs import PLANNED
+
+    plans, decided = [], []
+    for run in fits:
+        chosen = []
+        for verdict in run.verdicts:
+            if claim_ids and verdict.claim.id not in claim_ids:
+                continue
+            if verdict.verdict != "inconclusive":
+                decided += [verdict] if claim_ids else []
+            elif verdict.claim.kind not in PLANNED:
+                say(
+                    f"claim {verdict.claim.id} ({verdict.claim.kind}): "
+                    "settled by held-out runs, not planned here"
+                )
+            else:
+                chosen.append(verdict.claim)
+        if chosen:
+            plans.append((run, chosen))
+    if not plans and not decided:
+        say("no claim is inconclusive: nothing to plan")
+    return plans, decided
+
+
+def _unit(run: Any) -> str:
+    return "FLOPs" if run.flops_per_sample else "samples (no FLOPs recorded)"
+
+
+def _interval(verdict: Any) -> str:
+    if verdict.interval is None:
+        return "no interval"
+    return f"{verdict.value:.4g} [{verdict.interval[0]:.4g}, {verdict.interval[1]:.4g}]"
+
+
+def _width(claim: Any, width: float) -> str:
+    """A width in words: a ratio's as a factor (high / low), a level's as a difference."""
+    if not math.isfinite(width):
+        return "open"
+    return f"x{math.exp(width):.3g}" if claim.kind == "gap" else f"{width:.4f}"
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _text(run: Any, plan: Any) -> str:
+    from fits.report.text import render_table
+
+    lines = []
+    verdicts = {v.claim.id: v for v in run.verdicts}
+    for claim in plan.claims:
+        now = plan.now[claim.id]
+        lines.append(
+            f"claim {claim.id} ({claim.kind}): {verdicts[claim.id].verdict}, "
+            f"{_interval(verdicts[claim.id])}; "
+            f"95% width now {_width(claim, plan.expected(claim.id, now))}"
+        )
+    ids = [claim.id for claim in plan.claims]
+    claims = {claim.id: claim for claim in plan.claims}
+
+    def row(pick: Any) -> list[Any]:
+        cell = pick.cell
+        effects = [
+            f"{_width(claims[i], plan.expected(i, pick.outlooks[i]))} "
+            f"decided {_share(pick.outlooks[i].decided)}"
+            + (
+                f" identifiable {_share(pick.outlooks[i].identifiable)}"
+                if pick.outlooks[i].identifiable is not None
+                else ""
+            )
+            for i in ids
+        ]
+        return [
+            cell.objective,
+            cell.model,
+            format_size(cell.samples),
+            cell.seeds,
+            f"{cell.flops:.3g}",
+            *effects,
+        ]
+
+    headers = [
+        "objective",
+        "model",
+        "data size",
+        "seeds",
+        _unit(run).split(" ")[0],
+        *(f"{i}: width after" for i in ids),
+    ]
+    lines.append(
+        f"\ncandidates alone, the most narrowing per FLOP first "
+        f"({min(SHOWN, len(plan.ranked))} of {len(plan.ranked)}):"
+    )
+    lines.append(render_table(headers, [row(p) for p in plan.ranked[:SHOWN]]))
+    lines.append(
+        f"\npicks, each given the ones before it "
+        f"({sum(p.cell.seeds for p in plan.picks)} runs, {plan.flops:.3g} {_unit(run)}):"
+    )
+    lines.append(
+        render_table(headers, [row(p) for p in plan.picks])
+        if plan.picks
+        else "  (no run narrows these claims)"
+    )
+    lines += [f"note: {note}" for note in plan.notes]
+    return "\n".join(lines)
+
+
+def _as_dict(run: Any, plan: Any) -> dict[str, Any]:
+    def pick(p: Any) -> dict[str, Any]:
+        cell = p.cell
+        return {
+            "objective": cell.objective,
+            "model": cell.model,
+            "data_size": int(cell.samples),
+            "seeds": cell.seeds,
+            "flops": cell.flops,
+            "gain_per_flop": p.gain,
+            "outlooks": {i: _outlook(plan, i, o) for i, o in p.outlooks.items()},
+        }
+
+    return {
+        "metric": run.options.metric,
+        "claims": [claim.id for claim in plan.claims],
+        "flops_known": bool(run.flops_per_sample),
+        "now": {i: _outlook(plan, i, o) for i, o in plan.now.items()},
+        "ranked": [pick(p) for p in plan.ranked],
+        "picks": [pick(p) for p in plan.picks],
+        "flops": plan.flops,
+        "notes": plan.notes,
+    }
+
+
+def _outlook(plan: Any, claim_id: str, outlook: Any) -> dict[str, Any]:
+    """An outlook's keys: the expected width of the verdict's interval, and the planned one."""
+    return {
+        "width": plan.expected(claim_id, outlook),
+        "planned_width": outlook.width,
+        "decided": outlook.decided,
+        "identifiable": outlook.identifiable,
+        "effective_draws": outlook.effective,
+    }
+
+
+def _write(path: str, store: Any, sweep_name: str, picks: list[Any]) -> None:
+    """The recorded sweep file with the picks added to its `include:` (new seeds per cell), its
+    relative paths made absolute, written whole or not at all. Trials already done are skipped
+    by `orch sweep`, so the file runs only the picks."""
+    from orchestrator.imports import imported_design
+    from orchestrator.spec import parse_spec
+
+    row = store.find_sweep(sweep_name)
+    raw = yaml.safe_load(row.spec_text)
+    if imported_design(raw) is not None:
+        raise InputError(
+            f"sweep {sweep_name} was imported: orch cannot train its runs, so --write has nothing to write"
+        )
+    base = Path(row.source).resolve().parent
+    spec = parse_spec(raw, row.source, read_claims=False, base_dir=base)
+    taken = {(t.objective, t.model, t.data_size, t.seed) for t in spec.trials}
+    include = list(raw.get("include") or [])
+    for p in picks:
+        cell = p.cell
+        for _ in range(cell.seeds):
+            seed = next(
+                s for s in range(10**6) if (cell.objective, cell.model, int(cell.samples), s) not in taken
+            )
+            taken.add((cell.objective, cell.model, int(cell.samples), seed))
+            include.append(
+                {
+                    "objective": cell.objective,
+                    "model": cell.model,
+                    "data_size": int(cell.samples),
+                    "seed": seed,
+                }
+            )
+    raw["include"] = include
+    _absolute_paths(raw, base)
+    text = f"# orch next: {sweep_name} with the picked runs in include (orch sweep skips what is done)\n"
+    text += yaml.safe_dump(raw, sort_keys=False)
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        partial.write_text(text)
+        partial.replace(target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise InputError(f"--write {path}: {error.strerror}; choose a writable path") from None
+
+
+def _absolute_paths(raw: dict, base: Path) -> None:
+    """Rewrite the sweep file's relative paths (claims, data files) against its own folder."""
+
+    def absolute(value: Any) -> Any:
+        if isinstance(value, str) and not Path(value).is_absolute():
+            return str(base / value)
+        return [absolute(v) for v in value] if isinstance(value, list) else value
+
+    if isinstance(raw.get("claims"), str):
+        raw["claims"] = absolute(raw["claims"])
+    data = raw.get("data")
+    if isinstance(data, dict) and data.get("source") == "files":
+        for key in ("pairs", "documents"):
+            if key in data:
+                data[key] = absolute(data[key])
+        evaluation = data.get("eval") or {}
+        if "texts" in evaluation:
+            evaluation["texts"] = absolute(evaluation["texts"])
+        for name, value in (evaluation.get("features") or {}).items():
+            evaluation["features"][name] = absolute(value)

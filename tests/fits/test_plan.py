@@ -1,0 +1,86 @@
+"""The planner (`fits.plan`, `fits.beliefs`) on planted curves: the seed noise it models, the
+interval it starts from, picks that stay within the budget and narrow the claim, the same
+plan for the same seed."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fits.beliefs import Cell, belief_of, seed_noise
+from fits.calibration import CLAIMS, planted_curve, planted_run
+from fits.claim import Claim, Region
+from fits.fit import curve_points
+from fits.laws import saturating
+from fits.plan import plan_runs
+from fits.planted import SIZES, draw_truth, simulate
+from fits.verdicts import judge
+
+TRUTH = {"a_inf": 0.2, "b": 0.05, "alpha": 0.4}
+
+
+def slowed(truth: dict, factor: float) -> dict:
+    return dict(truth, b=truth["b"] * factor ** truth["alpha"])
+
+
+@pytest.fixture(scope="module")
+def gap_run():
+    """A and B (A slowed 10x) at 5 sizes x 2 seeds: a gap the claim '42x within x2' cannot
+    settle yet."""
+    rng = np.random.default_rng(3)
+    a = planted_curve("A", simulate(rng, TRUTH, sizes=SIZES[:5], seeds=2))
+    b = planted_curve("B", simulate(rng, slowed(TRUTH, 10), sizes=SIZES[:5], seeds=2))
+    return planted_run(a, b)
+
+
+def cells() -> list[Cell]:
+    return [Cell(o, "m", float(s), k, float(s) * k) for o in "AB" for s in SIZES[:7] for k in (1, 2)]
+
+
+def test_seed_noise_is_pooled_from_replicates_and_follows_s_where_it_changes():
+    rng = np.random.default_rng(0)
+    flat = planted_curve("A", simulate(rng, TRUTH, seeds=4))
+    assert seed_noise([flat]).slope == pytest.approx(0.0, abs=0.25)
+    assert seed_noise([flat]).sd(1e6) == pytest.approx(0.005, rel=0.3)
+    samples = np.repeat(SIZES, 4)
+    growing = saturating(samples, **TRUTH) + rng.normal(0, 0.002 * (samples / SIZES[0]) ** 0.3)
+    noise = seed_noise([planted_curve("A", curve_points(samples, growing))])
+    assert 0.15 < noise.slope < 0.45
+    one_seed = planted_curve("A", simulate(rng, TRUTH, seeds=1))
+    assert "residual" in seed_noise([one_seed]).source
+
+
+def test_an_order_claim_starts_from_its_verdict_interval_and_more_seeds_narrow_it(gap_run):
+    claim = CLAIMS["order_true"]
+    verdict = judge(claim, gap_run)
+    belief = belief_of(claim, gap_run)
+    assert belief.outlook([]).width == pytest.approx(verdict.interval[1] - verdict.interval[0], rel=1e-9)
+    a, b = gap_run.curves
+    worst = float(a.points.samples[np.argmin(a.points.mean - b.points.mean)])
+    elsewhere = float(a.points.samples[np.argmax(a.points.mean - b.points.mean)])
+    assert belief.outlook([Cell("B", "m", worst, 3, 1.0)]).width < belief.outlook([]).width
+    assert belief.outlook([Cell("B", "m", elsewhere, 3, 1.0)]).width == belief.outlook([]).width
+
+
+def test_picks_stay_within_the_budget_narrow_the_gap_and_repeat_for_a_seed(gap_run):
+    budget = 2 * float(SIZES[:5].sum())
+    plan = plan_runs(gap_run, [CLAIMS["gap"]], cells(), budget=budget, seed=1)
+    assert plan.picks and plan.flops <= budget
+    widths = [plan.now["gap"].width] + [p.outlooks["gap"].width for p in plan.picks]
+    assert all(later < earlier for earlier, later in itertools.pairwise(widths))
+    again = plan_runs(gap_run, [CLAIMS["gap"]], cells(), budget=budget, seed=1)
+    assert [p.cell for p in again.picks] == [p.cell for p in plan.picks]
+    assert len(plan.ranked) == len(cells()) and plan.ranked[0].gain >= plan.ranked[-1].gain
+
+
+def test_a_run_count_is_filled_with_the_runs_that_narrow_most():
+    rng = np.random.default_rng(5)
+    truth = draw_truth(rng)
+    a = planted_curve("A", simulate(rng, truth, sizes=SIZES[:6], seeds=2))
+    b = planted_curve("B", simulate(rng, slowed(truth, 42), sizes=SIZES[:6], seeds=2))
+    claim = Claim("gap", "gap", "", "test", Region(21, 84), faster="A", slower="B")
+    plan = plan_runs(planted_run(a, b), [claim], cells(), runs=4)
+    assert sum(p.cell.seeds for p in plan.picks) <= 4
+    assert plan.picks[-1].outlooks["gap"].width < plan.now["gap"].width
+    assert 0.0 <= plan.picks[-1].outlooks["gap"].decided <= 1.0
+    assert plan.picks[-1].outlooks["gap"].identifiable is not None
