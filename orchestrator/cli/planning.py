@@ -4,6 +4,7 @@
 The candidates are the claims' objectives on their curves' model, at every data size of the
 sweep's grid and one octave beyond each end, with 1 to 3 new seeds."""
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -259,9 +260,9 @@ def _outlook(plan: Any, claim_id: str, outlook: Any) -> dict[str, Any]:
 
 
 def _write(path: str, store: Any, sweep_name: str, picks: list[Any]) -> None:
-    """The recorded sweep file with the picks added to its `include:` (new seeds per cell), its
-    relative paths made absolute, written whole or not at all. Trials already done are skipped
-    by `orch sweep`, so the file runs only the picks."""
+    """The recorded sweep file with the picks added to its `include:` (each run a seed its
+    objective and model never ran), its relative paths made absolute, written whole or not at
+    all. Trials already done are skipped by `orch sweep`, so the file runs only the picks."""
     from orchestrator.imports import imported_design
     from orchestrator.spec import parse_spec
 
@@ -273,15 +274,14 @@ def _write(path: str, store: Any, sweep_name: str, picks: list[Any]) -> None:
         )
     base = Path(row.source).resolve().parent
     spec = parse_spec(raw, row.source, read_claims=False, base_dir=base)
-    taken = {(t.objective, t.model, t.data_size, t.seed) for t in spec.trials}
+    # A fresh seed for the objective and model: at a constant learning rate a seed's shorter run
+    # repeats the first checkpoints of its longer one, and would count twice.
+    taken = {(t.objective, t.model, t.seed) for t in spec.trials}
     include = list(raw.get("include") or [])
-    for p in picks:
-        cell = p.cell
+    for cell in (p.cell for p in picks):
         for _ in range(cell.seeds):
-            seed = next(
-                s for s in range(10**6) if (cell.objective, cell.model, int(cell.samples), s) not in taken
-            )
-            taken.add((cell.objective, cell.model, int(cell.samples), seed))
+            seed = next(s for s in itertools.count() if (cell.objective, cell.model, s) not in taken)
+            taken.add((cell.objective, cell.model, seed))
             include.append(
                 {
                     "objective": cell.objective,
