@@ -309,4 +309,5 @@ class FitRun:
             "verdicts": [
                 v.as_dict() | {"before": self.earlier_verdicts.get(v.claim.id)} for v in self.verdicts
             ],
+            "next_runs": [asdict(r) for r in self.next_runs],
         }

@@ -13,7 +13,7 @@ from tests.orchestrator.cli.test_cli import ROOT, orch
 from tests.stores import simulated_store
 
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
-DATA_KEYED = {"weights", "counts", "params", "errors", "axes"}  # keys are laws, statuses, parameters
+DATA_KEYED = {"weights", "counts", "params", "errors", "axes", "now", "outlooks"}  # laws, statuses, claim ids
 
 
 def keys_not_snake(payload, path: str = "") -> list[str]:
@@ -39,7 +39,10 @@ def store(tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("json")
     url = f"sqlite:///{folder / 'o.db'}"
     claim = {"id": "g", "kind": "gap", "faster": "jepa_good", "slower": "ntp", "at_least": 1}
-    simulated_store(url, claims=[claim | {"says": "A first", "source": "a test"}]).close()
+    tight = claim | {"id": "g.tight", "value": 42, "tolerance": 1.05}  # inconclusive: orch next plans it
+    tight.pop("at_least")
+    claims = [c | {"says": "A first", "source": "a test"} for c in (claim, tight)]
+    simulated_store(url, claims=claims).close()
     header = "source,model,objective,metric,reference,eval_set,samples,value"
     (folder / "b.csv").write_text(f"{header}\npaper,m base,ntp,mutual_knn@10,dino,wit-1024,,0.1\n")
     assert orch("--store", url, "baselines", "import", str(folder / "b.csv")).returncode == 0
@@ -54,6 +57,7 @@ def command_outputs(store: str, folder) -> dict[str, dict]:
     commands = {
         "fit": ["--store", store, "fit", "--gap", "jepa_good:ntp", "--predict", "900M", "--out", str(folder)],
         "check": ["--store", store, "check"],
+        "next": ["--store", store, "next"],
         "status": ["--store", store, "status"],
         "baselines list": ["--store", store, "baselines", "list"],
         "align": ["align", str(folder / "a.npy"), str(folder / "b.npy"), "--metric", "cka"],
