@@ -9,7 +9,9 @@
   objective's seed noise at S (`seed_noise`); every draw is reweighted by that outcome's
   likelihood and by the change in its law's AICc penalty where the point is new; the claim's
   95% interval is read off the reweighted draws. A run's checkpoints are not independent: it
-  adds one point to a law, its largest fitted checkpoint.
+  adds one point to a law, its largest fitted checkpoint. A gap's outcome that leaves it
+  withheld (a crossing outside the measured sizes, an open or too wide interval) counts half
+  its narrowing: the verdict shows a bound for it, not the interval.
 - `MeansBelief` (an order; a level where it was measured): seed means. A run adds k seeds at
   every measured size it covers; the standard errors shrink, and each mean moves by its
   preposterior spread.
@@ -28,12 +30,22 @@ from fits.level import LEVEL, quantile, tails
 from fits.results import CurveFit, FitRun
 from fits.verdicts import SIZE_PRECISION, claim_curve, flops_scale, seen_points
 
-__all__ = ["FLOOR", "OUTCOMES", "PLANNED", "Cell", "Noise", "Outlook", "belief_of", "seed_noise"]
+__all__ = [
+    "FLOOR",
+    "MIN_EFFECTIVE",
+    "OUTCOMES",
+    "PLANNED",
+    "Cell",
+    "Noise",
+    "Outlook",
+    "belief_of",
+    "seed_noise",
+]
 
 FLOOR = 0.005  # the least weight a fitted law keeps in a plan's mixture (all of them: inside a tail)
 OUTCOMES = 48  # simulated truths behind each expected width
 SLOTS = 16  # independent noise draws per (curve, size): repeats of one cell use the next
-MIN_EFFECTIVE = 20.0  # fewer reweighted draws than this (median over outcomes): the draws run out
+MIN_EFFECTIVE = 50.0  # fewer reweighted draws than this (median over outcomes): the draws run out
 PLANNED = ("gap", "level", "order")  # a forecast claim is settled by held-out runs, not planned
 
 
@@ -57,7 +69,7 @@ class Outlook:
     width: float
     decided: float
     identifiable: float | None = None
-    effective: float = float(DRAWS)  # median effective number of reweighted draws
+    effective: float | None = None  # median effective number of reweighted draws (law-based claims)
 
 
 @dataclass(frozen=True)
@@ -169,6 +181,8 @@ class DrawBelief:
         self._draws_at: dict[tuple[str, float], np.ndarray] = {}
         self._rows = {name: e.row_laws() for name, e in self.ensembles.items()}
         self._prefix: tuple = ((), np.zeros((OUTCOMES, DRAWS)), {})
+        self.open_width: float | None = None  # the gap's width before any run (`outlook`)
+        self.open_width = self.outlook([]).width
 
     def _values(self, run: FitRun) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """(D,) the claim's value on each draw, and each curve's crossing of the target (gap)."""
@@ -232,10 +246,15 @@ class DrawBelief:
             [region.holds(lo, hi) or region.misses(lo, hi) for lo, hi in zip(low, high, strict=True)]
         )
         width = np.log(np.maximum(high, 1e-12) / np.maximum(low, 1e-12)) if self.ratio else high - low
+        identifiable = None
+        if self.ratio:  # a withheld gap shows a bound, not its interval: half the narrowing counts
+            found = self._identifiable(weights, used, low, high)
+            width = np.where(found, width, (width + (self.open_width or width)) / 2)
+            identifiable = float(found.mean())
         return Outlook(
             float(width.mean()),
             float(decided.mean()),
-            self._identifiable(weights, used, low, high) if self.ratio else None,
+            identifiable,
             float(np.median(1.0 / np.sum(weights**2, axis=1))),
         )
 
@@ -254,16 +273,16 @@ class DrawBelief:
                 change[self._rows[name] == law] += after - before if np.isfinite(before) else 0.0
         return change
 
-    def _identifiable(self, weights, used, low, high) -> float:
-        """The share of outcomes whose both crossings (weighted medians) fall inside the curves'
-        measured ranges, with a closed interval spanning at most MAX_SPAN."""
+    def _identifiable(self, weights, used, low, high) -> np.ndarray:
+        """(OUTCOMES,) whether both crossings (weighted medians) fall inside the curves' measured
+        ranges, with a closed interval spanning at most MAX_SPAN."""
         inside = (low > 0) & np.isfinite(high) & (high / np.maximum(low, 1e-300) <= MAX_SPAN)
         for name, found in self.crossings.items():
             sizes = [*self.curves[name].points.samples, *(s for o, s in used if o == name)]
             order = np.argsort(found)
             median = found[order][np.argmax(np.cumsum(weights[:, order], axis=1) >= 0.5, axis=1)]
             inside &= (min(sizes) <= median) & (median <= max(sizes))
-        return float(inside.mean())
+        return inside
 
 
 def _crossings(ensemble: Ensemble, target) -> np.ndarray:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fits.beliefs import PLANNED, Cell, Outlook, belief_of
+from fits.beliefs import MIN_EFFECTIVE, PLANNED, Cell, Outlook, belief_of
 from fits.claim import Claim
 from fits.results import FitRun, NextRun
 from fits.verdicts import claim_curve
@@ -100,6 +100,12 @@ def plan_runs(
         chosen.append(best.cell)
         current = best.outlooks
         plan.picks.append(best)
+    for claim_id, outlook in (plan.picks[-1].outlooks if plan.picks else {}).items():
+        if outlook.effective is not None and outlook.effective < MIN_EFFECTIVE:
+            plan.notes.append(
+                f"{claim_id}: after the picks {outlook.effective:.0f} of the draws carry the weight: "
+                "the expected widths are rough; plan again once the first picks have landed"
+            )
     return plan
 
 

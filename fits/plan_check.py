@@ -21,7 +21,7 @@ from fits.plan import plan_runs
 from fits.planted import SIGMA, draw_truth
 from fits.verdicts import judge
 
-__all__ = ["DESIGNS", "FAMILIES", "GAPS", "Outcome", "compare_designs"]
+__all__ = ["DESIGNS", "FAMILIES", "GAPS", "Outcome", "Summary", "compare_designs", "summarize"]
 
 AXIS = 145e3 * 2.0 ** np.arange(8)  # the sweep's data sizes: 145K .. 18.6M
 START = AXIS[[0, 2, 4, 6]]
@@ -85,9 +85,12 @@ def _cells() -> list[Cell]:
 
 
 def _uniform(state) -> list[Cell]:
-    """The odd octaves between the start's sizes, 72K to 18.6M, both objectives, in order."""
-    order = [Cell(o, "m", float(s), 1, float(s)) for s in SIZES[::2] for o in OBJECTIVES]
-    return [c for c in order if (c.objective, c.samples) not in state.bought][:ROUND]
+    """The odd octaves between the start's sizes, 72K to 18.6M, one seed each for both
+    objectives, the largest first (what the budget leaves out is the cheapest)."""
+    order = [Cell(o, "m", float(s), 1, float(s)) for s in SIZES[::2][::-1] for o in OBJECTIVES]
+    return [c for c in order if (c.objective, c.samples) not in state.bought and c.flops <= state.left][
+        :ROUND
+    ]
 
 
 def _random(state) -> list[Cell]:
@@ -178,6 +181,43 @@ def _replicate(family: str, gap: float, seed: int) -> list[Outcome]:
             )
         )
     return outcomes
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One design's outcomes over a set of replicates."""
+
+    widths: np.ndarray  # inf where the verdict has no closed interval
+    covered: np.ndarray  # over the replicates with an interval
+    correct: np.ndarray
+    flops: np.ndarray
+
+    @property
+    def median_width(self) -> float:
+        return float(np.median(self.widths))
+
+    @property
+    def coverage(self) -> float:
+        return float(self.covered.mean()) if self.covered.size else float("nan")
+
+    @property
+    def correct_share(self) -> float:
+        return float(self.correct.mean())
+
+
+def summarize(outcomes: list[Outcome], families: set[str] | None = None) -> dict[str, Summary]:
+    """design -> its Summary over the replicates of `families` (default: all), in DESIGNS order."""
+    chosen = [o for o in outcomes if families is None or o.family in families]
+    found = {}
+    for design in DESIGNS:
+        mine = [o for o in chosen if o.design == design]
+        found[design] = Summary(
+            np.array([o.width for o in mine]),
+            np.array([o.covered for o in mine if o.covered is not None], dtype=float),
+            np.array([o.correct for o in mine], dtype=float),
+            np.array([o.flops for o in mine]),
+        )
+    return found
 
 
 def compare_designs(replicates: int, seed: int = 0, workers: int = 1, families=FAMILIES) -> list[Outcome]:

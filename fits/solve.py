@@ -105,7 +105,11 @@ def least_squares(
             damping[:, None, None] * (np.diagonal(normal, axis1=1, axis2=2)[:, :, None] + 1e-12)
             + np.where(free, 0.0, 1.0)[:, :, None]
         )
-        step = -np.linalg.solve(system, np.where(free, gradient, 0.0)[..., None])[..., 0]
+        right = np.where(free, gradient, 0.0)[..., None]
+        try:
+            step = -np.linalg.solve(system, right)[..., 0]
+        except np.linalg.LinAlgError:  # a start whose damped system is exactly singular
+            step = -(np.linalg.pinv(system) @ right)[..., 0]
         trial = np.clip(theta + step, lower, upper)
         trial_residuals = _residuals(function, x, y, weight, trial, log)
         trial_loss = _objective(trial_residuals, huber)
