@@ -52,7 +52,8 @@ ALLOWED: dict[str, set[str]] = {
     "fits.results": {"fits.math", "fits.claim"},
     "fits.verdicts": {"fits.math", "fits.results", "fits.claim", "foundation"},
     "fits.calibration": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # bench/fits.py
-    "fits.beliefs": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # what runs do to a claim
+    "fits.seed_noise": {"fits.results", "fits.verdicts"},  # seed sd against S, for planning
+    "fits.beliefs": {"fits.math", "fits.results", "fits.claim", "fits.verdicts", "fits.seed_noise"},
     "fits.plan": {"fits.beliefs", "fits.results", "fits.claim", "fits.verdicts"},  # orch next's picks
     "fits.plan_check": {"fits.math", "fits.beliefs", "fits.plan", "fits.calibration", "fits.verdicts"},
     "fits.check": {"fits.math", "fits.results", "foundation"},

@@ -7,13 +7,14 @@ import itertools
 import numpy as np
 import pytest
 
-from fits.beliefs import Cell, belief_of, seed_noise
+from fits.beliefs import Cell, belief_of
 from fits.calibration import CLAIMS, planted_curve, planted_run
 from fits.claim import Claim, Region
 from fits.fit import curve_points
 from fits.laws import saturating
 from fits.plan import plan_runs
 from fits.planted import SIZES, draw_truth, simulate
+from fits.seed_noise import seed_noise
 from fits.verdicts import judge
 
 TRUTH = {"a_inf": 0.2, "b": 0.05, "alpha": 0.4}
