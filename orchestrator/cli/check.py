@@ -69,7 +69,9 @@ def check(
         ctx.exit(EXIT_CONTRADICTED)
 
 
-def claim_runs(store: Any, sweep_name: str, design: Any, predict: tuple[int, ...] = ()) -> list[Any]:
+def claim_runs(
+    store: Any, sweep_name: str, design: Any, predict: tuple[int, ...] = (), command: str = "check"
+) -> list[Any]:
     """One fit run per metric the claims are stated in, each with its verdicts; a sweep with no
     claims, or a claim on a metric the sweep did not measure, is an InputError."""
     from fits.results import FitOptions
@@ -77,7 +79,8 @@ def claim_runs(store: Any, sweep_name: str, design: Any, predict: tuple[int, ...
 
     if not design.claims:
         raise InputError(
-            f"sweep {sweep_name} states no claims: give a claims file (orch check CLAIMS.yaml {sweep_name}), "
+            f"sweep {sweep_name} states no claims: give a claims file "
+            f"(orch {command} CLAIMS.yaml {sweep_name}), "
             "or name one in the sweep file (claims: FILE)"
         )
     measured = sorted({metric for metric, _ in store.measured(sweep_name)})

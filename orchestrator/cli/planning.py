@@ -74,25 +74,30 @@ def next_runs(
     store, sweep_name = open_sweep(ctx, sweep_name)
     design = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
     _check_ids(claim_ids, design)
-    fits = claim_runs(store, sweep_name, design)
-    open_claims, decided = _open_claims(fits, claim_ids)
-    for verdict in decided:
-        say(f"claim {verdict.claim.id} is already {verdict.verdict} ({_interval(verdict)}): nothing to plan")
-    if not open_claims:
-        if as_json:
-            emit_json({"sweep": sweep_name, "plans": []})
-        return
-    runs = 4 if budget is None and runs is None else runs
-    plans = []
-    for run, claims in open_claims:
-        cells = candidate_cells(run, claims, design.grid.get("data_size", ()))
+    fits = claim_runs(store, sweep_name, design, command="next")
+    open_claims, words = _open_claims(fits, claim_ids)
+    candidates = [
+        (run, claims, candidate_cells(run, claims, design.grid.get("data_size", ())))
+        for run, claims in open_claims
+    ]
+    for run, _, cells in candidates:  # every bad input is said before anything else
         cheapest = min(cells, key=lambda c: c.flops)
         if budget is not None and budget < cheapest.flops:
             raise InputError(
                 f"--budget {budget:.3g} is below the cheapest candidate run ({cheapest.flops:.3g} "
                 f"{_unit(run)}: {cheapest.objective} at {format_size(cheapest.samples)}); raise it"
             )
-        plans.append((run, plan_runs(run, claims, cells, budget=budget, runs=runs, seed=seed)))
+    for line in words:
+        say(line)
+    if not candidates:
+        if as_json:
+            emit_json({"sweep": sweep_name, "plans": []})
+        return
+    runs = 4 if budget is None and runs is None else runs
+    plans = [
+        (run, plan_runs(run, claims, cells, budget=budget, runs=runs, seed=seed))
+        for run, claims, cells in candidates
+    ]
     if write_to is not None:
         _write(write_to, store, sweep_name, [p for _, plan in plans for p in plan.picks])
     if as_json:
@@ -113,31 +118,31 @@ def _check_ids(claim_ids: tuple[str, ...], design: Any) -> None:
             )
 
 
-def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tuple[Any, list]], list[Any]]:
-    """([(fit run, its claims to plan)], the verdicts of named claims already decided). A
-    forecast claim is said to be settled by held-out runs, not planned."""
+def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tuple[Any, list]], list[str]]:
+    """([(fit run, its claims to plan)], what to say of the claims left out: a named claim
+    already decided, a forecast claim (settled by held-out runs), or no open claim at all)."""
     from fits.beliefs import PLANNED
 
-    plans, decided = [], []
+    plans, words = [], []
     for run in fits:
         chosen = []
         for verdict in run.verdicts:
-            if claim_ids and verdict.claim.id not in claim_ids:
+            claim = verdict.claim
+            if claim_ids and claim.id not in claim_ids:
                 continue
             if verdict.verdict != "inconclusive":
-                decided += [verdict] if claim_ids else []
-            elif verdict.claim.kind not in PLANNED:
-                say(
-                    f"claim {verdict.claim.id} ({verdict.claim.kind}): "
-                    "settled by held-out runs, not planned here"
-                )
+                if claim_ids:
+                    why = f"{verdict.verdict} ({_interval(verdict)})"
+                    words.append(f"claim {claim.id} is already {why}: nothing to plan")
+            elif claim.kind not in PLANNED:
+                words.append(f"claim {claim.id} ({claim.kind}): settled by held-out runs, not planned here")
             else:
-                chosen.append(verdict.claim)
+                chosen.append(claim)
         if chosen:
             plans.append((run, chosen))
-    if not plans and not decided:
-        say("no claim is inconclusive: nothing to plan")
-    return plans, decided
+    if not plans and not claim_ids:
+        words.append("no claim is inconclusive: nothing to plan")
+    return plans, words
 
 
 def _unit(run: Any) -> str:

@@ -47,6 +47,14 @@ def test_next_plans_the_open_claim_and_writes_its_picks_as_a_sweep_file(store, t
     )
 
 
+def test_a_budget_too_small_is_the_only_line_though_a_claim_is_not_planned(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    forecast = claim("forecasts", "forecast", at_least=0.999)  # the largest size is held out
+    simulated_store(url, claims=[TIGHT_GAP, forecast]).close()
+    line = one_error_line(orch("--store", url, "next", "--budget", "1000"))
+    assert "--budget 1e+03 is below the cheapest" in line
+
+
 def test_a_decided_claim_is_said_and_exits_0(store):
     result = orch("--store", store, "next", "--claim", "gap_42x")
     assert result.returncode == 0
@@ -68,7 +76,8 @@ def test_bad_input_is_one_line(store, args, expected):
 def test_a_sweep_without_claims_is_one_line(tmp_path):
     url = f"sqlite:///{tmp_path / 'o.db'}"
     simulated_store(url).close()
-    assert "sweep sim states no claims" in one_error_line(orch("--store", url, "next"))
+    line = one_error_line(orch("--store", url, "next"))
+    assert "sweep sim states no claims: give a claims file (orch next CLAIMS.yaml sim)" in line
 
 
 def test_a_claims_file_is_planned_like_the_sweeps_own(store, tmp_path):
