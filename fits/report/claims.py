@@ -7,7 +7,7 @@ from fits.level import LEVEL
 from fits.report.text import Table, samples_cell
 from fits.results import FitRun
 
-__all__ = ["next_table", "verdict_interval", "verdicts_table"]
+__all__ = ["next_table", "verdict_interval", "verdicts_table", "width_text"]
 
 
 def _amount(kind: str, value: float | None) -> str:
@@ -96,7 +96,7 @@ def next_table(run: FitRun) -> Table:
             samples_cell(r.samples),
             r.seeds,
             f"{r.flops:.3g}",
-            f"{_width(kinds[r.claim], r.width_now)} -> {_width(kinds[r.claim], r.width_after)}",
+            f"{width_text(kinds[r.claim], r.width_now)} -> {width_text(kinds[r.claim], r.width_after)}",
             f"{r.decided:.0%}",
         ]
         for r in run.next_runs
@@ -113,8 +113,10 @@ def next_table(run: FitRun) -> Table:
     return Table("next", "Runs that would settle the open claims (orch next ranks them all)", headers, rows)
 
 
-def _width(kind: str, width: float) -> str:
+def width_text(kind: str, width: float) -> str:
     """An interval's width as its kind reads: a gap's as a factor high / low, else a difference."""
+    if not math.isfinite(width):
+        return "open"
     return f"x{math.exp(width):.3g}" if kind == "gap" else f"{width:.4f}"
 
 

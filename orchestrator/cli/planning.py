@@ -5,7 +5,6 @@ The candidates are the claims' objectives on their curves' model, at every data 
 sweep's grid and one octave beyond each end, with 1 to 3 new seeds."""
 
 import itertools
-import math
 from pathlib import Path
 from typing import Any
 
@@ -150,16 +149,10 @@ def _unit(run: Any) -> str:
 
 
 def _interval(verdict: Any) -> str:
-    if verdict.interval is None:
-        return "no interval"
-    return f"{verdict.value:.4g} [{verdict.interval[0]:.4g}, {verdict.interval[1]:.4g}]"
+    """The verdict's value and interval as `orch check` shows them ('-' for what it lacks)."""
+    from fits.report.claims import verdict_interval
 
-
-def _width(claim: Any, width: float) -> str:
-    """A width in words: a ratio's as a factor (high / low), a level's as a difference."""
-    if not math.isfinite(width):
-        return "open"
-    return f"x{math.exp(width):.3g}" if claim.kind == "gap" else f"{width:.4f}"
+    return f"{'-' if verdict.value is None else f'{verdict.value:.4g}'} {verdict_interval(verdict)}"
 
 
 def _share(value: float | None) -> str:
@@ -167,6 +160,7 @@ def _share(value: float | None) -> str:
 
 
 def _text(run: Any, plan: Any) -> str:
+    from fits.report.claims import width_text
     from fits.report.text import render_table
 
     lines = []
@@ -176,7 +170,7 @@ def _text(run: Any, plan: Any) -> str:
         lines.append(
             f"claim {claim.id} ({claim.kind}): {verdicts[claim.id].verdict}, "
             f"{_interval(verdicts[claim.id])}; "
-            f"95% width now {_width(claim, plan.expected(claim.id, now))}"
+            f"95% width now {width_text(claim.kind, plan.expected(claim.id, now))}"
         )
     ids = [claim.id for claim in plan.claims]
     claims = {claim.id: claim for claim in plan.claims}
@@ -184,7 +178,7 @@ def _text(run: Any, plan: Any) -> str:
     def row(pick: Any) -> list[Any]:
         cell = pick.cell
         effects = [
-            f"{_width(claims[i], plan.expected(i, pick.outlooks[i]))} "
+            f"{width_text(claims[i].kind, plan.expected(i, pick.outlooks[i]))} "
             f"decided {_share(pick.outlooks[i].decided)}"
             + (
                 f" identifiable {_share(pick.outlooks[i].identifiable)}"

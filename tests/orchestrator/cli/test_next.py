@@ -85,3 +85,11 @@ def test_a_claims_file_is_planned_like_the_sweeps_own(store, tmp_path):
     result = orch("--store", store, "next", path, "sim", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["plans"][0]["claims"] == ["gap_tight"]
+
+
+def test_a_bound_with_no_value_reads_as_the_verdict_table_shows_it():
+    from fits.claim import Claim, Region, Verdict
+    from orchestrator.cli.planning import _interval
+
+    gap = Claim("g", "gap", "", "test", Region(21, 84), faster="a", slower="b")
+    assert _interval(Verdict(gap, "inconclusive", None, (2.5, float("inf")), "a bound")) == "- [2.5x, inf]"
