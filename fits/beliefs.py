@@ -165,14 +165,15 @@ class DrawBelief:
 
     def _likelihood(self, cells: tuple[Cell, ...]) -> tuple[np.ndarray, dict[tuple[str, float], int]]:
         """(OUTCOMES, D) log-likelihood of each outcome of `cells` on each draw, and how many
-        runs each (objective, fitted S) got; the last prefix asked is kept (a greedy pick
-        scores every candidate after the same picks)."""
-        if cells and self._prefix[0] == cells[:-1]:
-            logw, used = self._prefix[1].copy(), dict(self._prefix[2])
-            new = cells[-1:]
-        else:
-            logw, used, new = np.zeros((OUTCOMES, DRAWS)), {}, cells
-        for cell in (c for c in new if c.objective in self.ensembles):
+        runs each (objective, fitted S) got. The prefix `cells[:-1]` is kept: a greedy pick
+        scores every candidate after the same picks, so only the last cell is new."""
+        if not cells:
+            return np.zeros((OUTCOMES, DRAWS)), {}
+        if self._prefix[0] != cells[:-1]:
+            self._prefix = (cells[:-1], *self._likelihood(cells[:-1]))
+        logw, used = self._prefix[1].copy(), dict(self._prefix[2])
+        cell = cells[-1]
+        if cell.objective in self.ensembles:
             samples = self._informs(cell)
             draws = self._at(cell.objective, samples)
             slot = used.get((cell.objective, samples), 0)
@@ -180,8 +181,6 @@ class DrawBelief:
             sd = float(self.noise[cell.objective].sd(samples)) / np.sqrt(cell.seeds)
             seen = draws[self.truth] + sd * self.z[:, slot % SLOTS]
             logw -= 0.5 * ((seen[:, None] - draws[None, :]) / sd) ** 2
-        if cells and self._prefix[0] != cells[:-1]:
-            self._prefix = (cells[:-1], *self._likelihood(cells[:-1]))
         return logw, used
 
     def outlook(self, cells: Sequence[Cell]) -> Outlook:

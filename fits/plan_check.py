@@ -72,7 +72,6 @@ class Outcome:
     covered: bool | None  # the interval holds the planted gap (None: no interval)
     correct: bool  # supported where the planted gap is in the claimed region, else contradicted
     flops: float
-    rounds: int
 
 
 def _fit(runs: dict[str, list[tuple[float, float]]]):
@@ -147,9 +146,8 @@ def _replicate(family: str, gap: float, seed: int) -> list[Outcome]:
     for name, design in DESIGNS.items():
         state = _State({o: list(v) for o, v in start.items()}, budget, np.random.default_rng(seed + 1))
         while state.round < MAX_ROUNDS:
-            picks = [c for c in design(state) if c.flops <= state.left]
             bought = []
-            for cell in picks:
+            for cell in design(state):
                 if cell.flops > state.left:
                     continue
                 state.left -= cell.flops
@@ -177,7 +175,6 @@ def _replicate(family: str, gap: float, seed: int) -> list[Outcome]:
                 None if interval is None else bool(interval[0] <= gap <= interval[1]),
                 verdict.verdict == ("supported" if truth_in else "contradicted"),
                 budget - state.left,
-                state.round,
             )
         )
     return outcomes
