@@ -53,10 +53,11 @@ def _verdict_class(value: object) -> str:
 
 
 def _claims(run: FitRun) -> str:
-    """The claims' verdicts, then the gaps asked for on the command line."""
+    """The claims' verdicts, the runs that would settle the open ones, then the gaps asked for on
+    the command line."""
     verdicts, runs = verdicts_table(run), next_table(run)
     if verdicts.rows:
-        head = _table(verdicts) + (_table(runs) if runs.rows else "")
+        head = _table(verdicts) + (f"<h3>{escape(runs.title)}</h3>{_table(runs)}" if runs.rows else "")
     else:
         head = (
             "<p>No claims stated: name a claims file in the sweep file (<code>claims:</code>), "
