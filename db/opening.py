@@ -107,8 +107,12 @@ def _survey(engine: Engine, url: str, notify: Notify) -> Survey:
 
 
 def _create_schema(engine: Engine, url: str) -> None:
-    # create_all skips what exists, and the version row is written once.
+    """The tables and the version row, committed together: another process surveying the store
+    meanwhile sees nothing or all of it, never orch_meta without its row. create_all skips what
+    exists, and the row is written once."""
     with transaction(engine, url) as connection:
+        if engine.dialect.name == "sqlite":  # the driver would autocommit each CREATE TABLE
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
         schema.metadata.create_all(connection, checkfirst=True)
         connection.execute(
             insert_for(engine, schema.orch_meta)

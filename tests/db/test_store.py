@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 
 from db import (
     SCHEMA_VERSION,
@@ -23,7 +23,10 @@ from db import (
     mask_text,
     mask_url,
 )
+from db.engine import engine_for
 from db.migrations import STEPS
+from db.opening import ensure_schema
+from db.survey import survey_sqlite
 from tests.rows import measurement, trial_row
 
 
@@ -134,6 +137,24 @@ def test_two_processes_create_one_store(tmp_path):
 def _open_and_write(url: str, barrier) -> None:
     barrier.wait()
     Store.open(url).record_sweep("s", "a", "h", "s.yaml", [trial_row("k1")])
+
+
+def test_a_store_being_created_is_seen_empty_or_whole(tmp_path):
+    """Another process surveying the file while the tables are made sees no table, never
+    orch_meta without its version row (which it would refuse as not orch's)."""
+    path = tmp_path / "fresh.db"
+    url = f"sqlite:///{path}"
+    engine = engine_for(url)
+    seen = []
+
+    def survey_before_the_version_row(_connection, _cursor, statement, *_args) -> None:
+        if statement.startswith("INSERT INTO orch_meta"):
+            seen.append(survey_sqlite(path, url).tables)
+
+    event.listen(engine, "before_cursor_execute", survey_before_the_version_row)
+    ensure_schema(engine, url, upgrade=False, create=True)
+    assert seen == [frozenset()]  # the version row and the tables commit together
+    assert survey_sqlite(path, url).schema_version(url) == SCHEMA_VERSION
 
 
 def test_newer_schema_is_refused_with_the_fix(store_url):
