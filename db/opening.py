@@ -20,7 +20,7 @@ from db.schema import SCHEMA_VERSION
 from db.survey import Survey, survey_connection, survey_sqlite
 from db.waits import Notify, lock_wait_s
 
-__all__ = ["ensure_schema", "insert_for", "transaction"]
+__all__ = ["ensure_schema", "insert_for", "schema_transaction", "transaction"]
 
 T = TypeVar("T")
 FULL_BELOW_BYTES = 1 << 20  # less free space than this beside a store that failed to write: a full disk
@@ -37,6 +37,16 @@ def transaction(engine: Engine, url: str) -> Iterator[Connection]:
         reason = _in_words(engine, str(error.orig if getattr(error, "orig", None) else error).splitlines()[0])
         unreachable = isinstance(error, OperationalError | InterfaceError)  # not a bad row
         raise (StoreUnreachable if unreachable else StoreError)(f"store {url}: {reason}") from None
+
+
+@contextmanager
+def schema_transaction(engine: Engine, url: str) -> Iterator[Connection]:
+    """A transaction that holds schema changes too: SQLite's driver autocommits each CREATE and
+    ALTER TABLE outside one, so there it is begun explicitly (and takes the write lock at once)."""
+    with transaction(engine, url) as connection:
+        if engine.dialect.name == "sqlite":
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        yield connection
 
 
 def _in_words(engine: Engine, reason: str) -> str:
@@ -80,7 +90,7 @@ def ensure_schema(engine: Engine, url: str, upgrade: bool, create: bool, notify:
             f"store {url} was written by schema {found}, this orch reads "
             f"{SCHEMA_VERSION}: run 'orch --store {url} db upgrade' (it keeps every row)"
         )
-    with transaction(engine, url) as connection:
+    with schema_transaction(engine, url) as connection:
         migrations.upgrade(connection, found)
     return found
 
@@ -110,9 +120,7 @@ def _create_schema(engine: Engine, url: str) -> None:
     """The tables and the version row, committed together: another process surveying the store
     meanwhile sees nothing or all of it, never orch_meta without its row. create_all skips what
     exists, and the row is written once."""
-    with transaction(engine, url) as connection:
-        if engine.dialect.name == "sqlite":  # the driver would autocommit each CREATE TABLE
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+    with schema_transaction(engine, url) as connection:
         schema.metadata.create_all(connection, checkfirst=True)
         connection.execute(
             insert_for(engine, schema.orch_meta)

@@ -3,9 +3,11 @@ the schema version check and password masking."""
 
 import multiprocessing
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -278,6 +280,30 @@ def test_a_schema_1_store_is_upgraded_in_place_keeping_its_rows(tmp_path):
     assert len(frame) == 1 and frame.iloc[0]["objective"] == "jepa_good"
     assert store.get_trial("a" * 64).status == "done"
     assert Store.open(url).upgraded_from is None  # now at this schema: opens without upgrading
+
+
+def sqlite_schema(path: Path) -> list[tuple[str, str]]:
+    """Every table's and index's CREATE statement, as the file holds it."""
+    with closing(sqlite3.connect(path)) as connection:
+        return connection.execute("SELECT name, sql FROM sqlite_master ORDER BY name").fetchall()
+
+
+def test_an_upgrade_that_fails_part_way_leaves_the_store_as_it_was(tmp_path):
+    url = schema_1_copy(tmp_path)
+    path = Path(url.removeprefix("sqlite:///"))
+    before = survey_sqlite(path, url), sqlite_schema(path)
+    engine = engine_for(url)
+
+    def fail_at_the_rebuild(_connection, _cursor, statement, *_args) -> None:
+        if statement.startswith("DROP TABLE baselines_before_upgrade"):  # steps 1-3 and half of 4 ran
+            raise OSError("the machine went down")
+
+    event.listen(engine, "before_cursor_execute", fail_at_the_rebuild)
+    with pytest.raises(OSError):
+        ensure_schema(engine, url, upgrade=True, create=False)
+    engine.dispose()
+    assert (survey_sqlite(path, url), sqlite_schema(path)) == before  # version 1, no table or column changed
+    assert Store.open(url, upgrade=True).upgraded_from == 1
 
 
 UNDO = {  # the statement that takes a Postgres store back over one step of STEPS[version]
