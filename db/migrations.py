@@ -8,7 +8,7 @@ nullable: rows written before them keep NULL there.
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, insert, select, text, update
+from sqlalchemy import Connection, insert, inspect, select, text, update
 
 import db.schema as schema
 
@@ -41,6 +41,8 @@ class AddColumn:
     sql_type: str = "FLOAT"
 
     def apply(self, connection: Connection) -> None:
+        if self.column in _columns(connection, self.table):  # made whole by an earlier Rebuild
+            return
         connection.execute(text(f"ALTER TABLE {self.table} ADD COLUMN {self.column} {self.sql_type}"))
 
 
@@ -69,19 +71,25 @@ class CreateTable:
 @dataclass(frozen=True)
 class Rebuild:
     """A table made again from today's schema, rows copied in id order (SQLite cannot alter a
-    constraint in place): for a unique key that changed."""
+    constraint in place): for a unique key that changed. Columns of a later version start NULL
+    (their AddColumn steps then find them made)."""
 
     table: str
 
     def apply(self, connection: Connection) -> None:
         target = schema.metadata.tables[self.table]
         old = f"{self.table}_before_upgrade"
+        before = _columns(connection, self.table)
         connection.execute(text(f"ALTER TABLE {self.table} RENAME TO {old}"))
         target.create(connection)
-        names = [c.name for c in target.columns if c.name != "id"]
+        names = [c.name for c in target.columns if c.name != "id" and c.name in before]
         source = select(*(text(name) for name in names)).select_from(text(old)).order_by(text("id"))
         connection.execute(insert(target).from_select(names, source))
         connection.execute(text(f"DROP TABLE {old}"))
+
+
+def _columns(connection: Connection, table: str) -> set[str]:
+    return {column["name"] for column in inspect(connection).get_columns(table)}
 
 
 def _widen(tables: tuple[str, ...], column: str, old: int, kind: str) -> tuple[Widen, ...]:
@@ -121,6 +129,10 @@ STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt | Rebuild | CreateTable, ...
         AddColumn("gaps", "bound_side", f"VARCHAR({schema.WIDTHS['side']})"),
         AddColumn("gaps", "bound_ratio"),
         AddColumn("gaps", "fit_run", f"VARCHAR({schema.WIDTHS['fit_run']})"),
+    ),
+    8: (  # a measured baseline: its noise and null, and its features' sidecar
+        *(AddColumn("baselines", column) for column in schema.MEASUREMENT_NOISE),
+        AddColumn("baselines", "sidecar_sha256", "TEXT"),
     ),
 }
 

@@ -194,7 +194,8 @@ class CheckpointReport:
 @dataclass(frozen=True)
 class BaselineRow:
     """A published (or measured) curve point to show beside a sweep's curves; `samples` None
-    where the source gives no sample count."""
+    where the source gives no sample count. A measured one (`orch baselines measure`) carries its
+    noise and null where the metric has them, and the sha256 of its features' sidecar."""
 
     source: str
     model: str
@@ -205,6 +206,11 @@ class BaselineRow:
     samples: float | None
     value: float
     note: str = ""
+    se: float | None = None
+    null_mean: float | None = None
+    null_p95: float | None = None
+    chance: float | None = None
+    sidecar_sha256: str | None = None
 
 
 @dataclass(frozen=True)

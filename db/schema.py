@@ -34,7 +34,7 @@ __all__ = [
     "verdicts",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 # Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
@@ -144,6 +144,10 @@ baselines = Table(
     Column("samples", Float),  # None when the source gives no sample count
     Column("value", Float, nullable=False),
     Column("note", Text, nullable=False, default=""),
+    # A measured baseline's noise, as a trial's value has it, and the sha256 of the sidecar of
+    # the features it was measured on (`orch baselines measure`); NULL for a published one.
+    *(Column(name, Float) for name in MEASUREMENT_NOISE),
+    Column("sidecar_sha256", Text),
     # One row per point of a published curve; a row without samples is kept once by the store
     # (SQL never finds two NULLs equal).
     UniqueConstraint(*BASELINE_KEY, name="baseline_point_once"),

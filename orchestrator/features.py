@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from orchestrator.alignment.compat import PLATONIC_REP_FLOOR
 from orchestrator.data.matrices import check_matrix, load_arrays
 from orchestrator.errors import InputError
 
@@ -49,10 +50,12 @@ def score_files(
     metrics: Sequence[str],
     clamp: bool,
     notify: Callable[[str], None] = lambda text: None,
+    compat: str | None = None,
 ) -> list[dict]:
     """Every metric, maximised over layer pairs, for two feature files with paired rows; a
-    metric that takes long is said through `notify` while it runs, and when it ends."""
-    from orchestrator.alignment import AlignmentError, max_over_layers, metric_function, prepare
+    metric that takes long is said through `notify` while it runs, and when it ends. `compat`
+    'platonic-rep' prepares and maximises as platonic-rep does (`orchestrator.alignment.compat`)."""
+    from orchestrator.alignment import AlignmentError, max_over_layers, metric_function
 
     layers_a, layers_b = load_layers(path_a), load_layers(path_b)
     rows_a, rows_b = layers_a[0][1].shape[0], layers_b[0][1].shape[0]
@@ -62,9 +65,11 @@ def score_files(
             raise InputError(f"{path}: layers hold different row counts {sorted(counts)}")
     if rows_a != rows_b:
         raise InputError(f"{path_a} has {rows_a} rows, {path_b} has {rows_b}: rows must be paired")
-    quantile = 0.95 if clamp else None
-    prepared_a = [prepare(array.astype(np.float64), quantile) for _, array in layers_a]
-    prepared_b = [prepare(array.astype(np.float64), quantile) for _, array in layers_b]
+    prepared_a, prepared_b = (
+        _prepared(path_a, layers_a, clamp, compat),
+        _prepared(path_b, layers_b, clamp, compat),
+    )
+    floor = PLATONIC_REP_FLOOR if compat == "platonic-rep" else -np.inf
     rows = []
     pairs = len(prepared_a) * len(prepared_b)
     for metric in metrics:
@@ -73,10 +78,30 @@ def score_files(
         try:
             with _ticking(notify, doing):
                 score = metric_function(metric)
-                value, i, j = max_over_layers(score, prepared_a, prepared_b)
+                value, i, j = max_over_layers(score, prepared_a, prepared_b, floor)
         except (ValueError, AlignmentError) as error:
             raise InputError(f"--metric {metric}: {error}") from None
         if (took := time.monotonic() - started) >= TICK_S:
             notify(f"{metric}: {value:.4g} ({took:.0f} s)")
-        rows.append({"metric": metric, "value": value, "layer_a": layers_a[i][0], "layer_b": layers_b[j][0]})
+        named = i >= 0  # under platonic-rep's floor no pair may have beaten 0
+        rows.append(
+            {
+                "metric": metric,
+                "value": float(value),
+                "layer_a": layers_a[i][0] if named else None,
+                "layer_b": layers_b[j][0] if named else None,
+            }
+        )
     return rows
+
+
+def _prepared(path: Path, layers: list[tuple[str, np.ndarray]], clamp: bool, compat: str | None) -> list:
+    from orchestrator.alignment import AlignmentError, prepare
+    from orchestrator.alignment.compat import platonic_rep_layers
+
+    if compat != "platonic-rep":
+        return [prepare(array.astype(np.float64), 0.95 if clamp else None) for _, array in layers]
+    try:
+        return platonic_rep_layers([array for _, array in layers])
+    except AlignmentError as error:
+        raise InputError(f"{path}: {error}") from None

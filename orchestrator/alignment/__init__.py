@@ -99,10 +99,14 @@ def metric_function(name: str) -> Callable[[Array, Array], float]:
 
 
 def max_over_layers(
-    score: Callable[[Array, Array], float], layers_a: Sequence[Array], layers_b: Sequence[Array]
+    score: Callable[[Array, Array], float],
+    layers_a: Sequence[Array],
+    layers_b: Sequence[Array],
+    floor: float = -np.inf,
 ) -> tuple[float, int, int]:
-    """The best score over every (layer of A, layer of B) pair, and which pair gave it."""
-    best = (-np.inf, -1, -1)
+    """The best score over every (layer of A, layer of B) pair, and which pair gave it; where no
+    pair beats `floor`, the floor and (-1, -1)."""
+    best = (floor, -1, -1)
     for i, layer_a in enumerate(layers_a):
         for j, layer_b in enumerate(layers_b):
             value = score(layer_a, layer_b)

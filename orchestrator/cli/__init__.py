@@ -1,14 +1,15 @@
 """The `orch` command line: stdout is data, stderr is progress; bad input exits 2, failures 1.
 
 The entry point lives here, the group in `group`, the commands in `sweeps` (sweep, status),
-`results` (fit, report), `check`, `planning` (next) and `data` (align, baselines, export, db).
+`results` (fit, report), `check`, `planning` (next), `features` and `data` (align, baselines,
+export, db).
 """
 
 import sys
 
 import click
 
-from orchestrator.cli import check, data, planning, results, sweeps  # noqa: F401  (their commands join `cli`)
+from orchestrator.cli import check, data, features, planning, results, sweeps  # noqa: F401  (their commands join `cli`)
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError, OrchError
 

@@ -35,19 +35,36 @@ from orchestrator.interrupts import held_signals, sigterm_interrupts
     default=("mutual_knn@10", "cycle_knn@10", "cknna@10", "cka", "cka_unbiased", "svcca"),
     show_default=True,
 )
-@click.option("--clamp/--no-clamp", default=True, help="Clamp |x| at its 95th percentile first.")
+@click.option("--clamp/--no-clamp", default=True, help="Clamp |x| at each layer's 95th percentile first.")
+@click.option(
+    "--compat",
+    type=click.Choice(["platonic-rep"]),
+    help="Score as platonic-rep does: one clamp for the layer stack, the best pair above 0.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def align(features_a: str, features_b: str, metrics: tuple[str, ...], clamp: bool, as_json: bool) -> None:
+@click.pass_context
+def align(
+    ctx: click.Context,
+    features_a: str,
+    features_b: str,
+    metrics: tuple[str, ...],
+    clamp: bool,
+    compat: str | None,
+    as_json: bool,
+) -> None:
     """Score the alignment of two row-paired feature files (.npy, or .npz with one array a layer).
 
     Retrieval metrics fit the A -> B map on the first half of the rows and score the second.
 
     \b
         orch align text.npy dinov2.npy --metric mutual_knn@10 --metric cka
+        orch align llama.npz dinov2.npz --metric mutual_knn@10 --compat platonic-rep
     """
     from orchestrator.features import score_files
 
-    rows = score_files(Path(features_a), Path(features_b), metrics, clamp, notify=say)
+    if compat and ctx.get_parameter_source("clamp") is not click.core.ParameterSource.DEFAULT:
+        raise InputError(f"--compat {compat} clamps as platonic-rep does: drop --clamp/--no-clamp")
+    rows = score_files(Path(features_a), Path(features_b), metrics, clamp, notify=say, compat=compat)
     if as_json:
         emit_json({"a": features_a, "b": features_b, "scores": rows})
         return
@@ -173,12 +190,52 @@ def import_runs(
     )
 
 
+@baselines.command("measure")
+@click.argument("features_file", type=click.Path(dir_okay=False))
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option("--name", help="The model's name in tables and plots (default: its folder's name).")
+@click.option("--objective", default="pretrained", show_default=True, help="What it was trained for.")
+@store_option
+@click.pass_context
+def baselines_measure(
+    ctx: click.Context, features_file: str, sweep_file: str, name: str | None, objective: str
+) -> None:
+    """Score a pretrained model's features (from `orch features`) on a sweep's eval set, as a
+    trial's checkpoint is scored, and store each value as a measured baseline.
+
+    \b
+        orch features manifest wit.yaml --out eval.jsonl
+        orch features text --model models/all-mpnet-base-v2 --data eval.jsonl --out mpnet.npz
+        orch baselines measure mpnet.npz wit.yaml --objective contrastive
+    """
+    from orchestrator.measured import measure_baselines
+    from orchestrator.spec import load_spec
+
+    spec = load_spec(sweep_file)
+    rows, skipped = measure_baselines(Path(features_file), spec, name, objective)
+    for metric in skipped:
+        say(f"{metric} skipped: a retrieval metric fits its map on rows these features do not hold")
+    url = store_url(ctx, spec.store)
+    added = open_store(url, create=True).write_baselines(rows)
+    columns = ["model", "metric", "reference", "value", "se", "null_p95"]
+    click.echo(render_table(columns, [[_cell(getattr(row, c)) for c in columns] for row in rows]))
+    say(f"{added} measured baseline(s) added to {mask_url(url)} ({len(rows) - added} already there)")
+
+
+def _cell(value: object) -> object:
+    """A table cell: blank for a missing number (None or NaN), 4 significant digits for one."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return float(f"{value:.4g}") if isinstance(value, float) else value
+
+
 @baselines.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @store_option
 @click.pass_context
 def baselines_list(ctx: click.Context, as_json: bool) -> None:
-    """Show the published results in the store.
+    """Show the published and measured baselines in the store, side by side: a measured one
+    (source 'measured') with its eval-item SE and the 95th percentile of its permutation null.
 
     \b
         orch baselines list
@@ -187,20 +244,24 @@ def baselines_list(ctx: click.Context, as_json: bool) -> None:
     if not store_exists(url):
         raise InputError(f"store {mask_url(url)} does not exist (run 'orch baselines import CSV' first)")
     frame = open_store(url).baselines_frame()
-    columns = ["source", "model", "objective", "samples", "metric", "reference", "eval_set", "value"]
-    rows = frame[columns].to_dict("records")
     if as_json:
-        emit_json({"store": mask_url(url), "baselines": rows})
-    elif not rows:
+        emit_json({"store": mask_url(url), "baselines": frame.drop(columns="id").to_dict("records")})
+        return
+    if frame.empty:
         click.echo(f"no baselines in {mask_url(url)}", err=True)
-    else:
-        shown = [{**row, "samples": _size_or_blank(row["samples"])} for row in rows]
-        click.echo(render_table(columns, [[row[c] for c in columns] for row in shown]))
+        return
+    columns = ["source", "model", "objective", "samples", "metric", "reference", "eval_set", "value", "se"]
+    columns.append("null_p95")
+    shown = [
+        [_size_or_blank(row["samples"]) if c == "samples" else _cell(row[c]) for c in columns]
+        for row in frame.to_dict("records")
+    ]
+    click.echo(render_table(columns, shown))
 
 
-def _size_or_blank(samples: float) -> str:
+def _size_or_blank(samples: float | None) -> str:
     """A published sample count as a size; blank where the paper gave none (not 'nan')."""
-    return "" if samples != samples else format_size(int(samples))
+    return "" if samples is None or samples != samples else format_size(int(samples))
 
 
 @cli.command()

@@ -7,7 +7,14 @@ from typing import Protocol
 
 from orchestrator.data.files import check_files
 from orchestrator.data.shape import TextShape, file_shape, world_shape
-from orchestrator.data.stream import TrialData, file_data, world_data
+from orchestrator.data.stream import (
+    EvalSet,
+    TrialData,
+    file_data,
+    file_scoring_set,
+    world_data,
+    world_scoring_set,
+)
 from orchestrator.spec import DataConfig, TrialConfig
 
 __all__ = ["SOURCES", "DataSource", "open_trial_data", "source_of"]
@@ -24,6 +31,10 @@ class DataSource(Protocol):
 
     def open(self, config: TrialConfig, cache_dir: Path, prefetch_workers: int) -> TrialData: ...
 
+    def scoring_set(self, config: TrialConfig) -> tuple[list[str], EvalSet]:
+        """The eval texts and the references a trial scores against, without a token stream."""
+        ...
+
 
 class WorldSource:
     """Made in memory from the world's seed and knobs: nothing to check on disk."""
@@ -39,6 +50,9 @@ class WorldSource:
     def open(self, config: TrialConfig, cache_dir: Path, prefetch_workers: int) -> TrialData:
         return world_data(config)
 
+    def scoring_set(self, config: TrialConfig) -> tuple[list[str], EvalSet]:
+        return world_scoring_set(config)
+
 
 class FileSource:
     """Shards read in one seeded order, and an eval set with its reference features."""
@@ -53,6 +67,9 @@ class FileSource:
 
     def open(self, config: TrialConfig, cache_dir: Path, prefetch_workers: int) -> TrialData:
         return file_data(config, cache_dir, prefetch_workers)
+
+    def scoring_set(self, config: TrialConfig) -> tuple[list[str], EvalSet]:
+        return file_scoring_set(config)
 
 
 SOURCES: dict[str, DataSource] = {"world": WorldSource(), "files": FileSource()}

@@ -35,7 +35,7 @@ from orchestrator.data.tokenizer import (
 from orchestrator.spec import DataConfig, TrialConfig
 from orchestrator.spec.catalog import Objective, objective_of
 
-__all__ = ["EvalSet", "TrialData", "file_data", "world_data"]
+__all__ = ["EvalSet", "TrialData", "file_data", "file_scoring_set", "world_data", "world_scoring_set"]
 
 SHUFFLE_BUFFER = 16384
 BPE_TRAINING_TEXTS = 200_000
@@ -220,3 +220,29 @@ def _file_tokenizer(data: DataConfig, cache_dir: Path) -> Tokenizer:
     pairs = islice(iter_pairs(pair_shards(data)), BPE_TRAINING_TEXTS // 2)
     texts = [text for pair in pairs for text in pair]
     return BpeTokenizer(texts, data.vocab_size, cache_dir)
+
+
+def world_scoring_set(config: TrialConfig) -> tuple[list[str], EvalSet]:
+    """The world's eval texts (row order) and the eval set a trial scores against."""
+    world_seed, knobs = config.data.world_seed, world_module.Knobs.of(config.data)
+    size = int(config.eval.set.split("-")[1])
+    texts, _ = _world(world_seed, knobs).eval_set(world_module.STREAM_EVAL, size)
+    return texts, _world_eval(world_seed, knobs, size)
+
+
+def file_scoring_set(config: TrialConfig) -> tuple[list[str], EvalSet]:
+    """The eval texts and references a files trial scores against, with no token stream opened:
+    the eval tokens are left empty (the tokenizer may need training, and features made elsewhere
+    need none)."""
+    data = config.data
+    texts, references = read_eval(
+        data.resolve(data.eval_texts), {name: data.resolve(p) for name, p in data.eval_features}
+    )
+    half = len(texts) // 2  # as in file_data: retrieval maps fit on the first half
+    return texts, EvalSet(
+        name=config.eval.set,
+        tokens=np.zeros((len(texts), 0), dtype=np.int64),
+        references=references,
+        retrieval_tokens=np.zeros((half, 0), dtype=np.int64),
+        retrieval_references={name: m[:half] for name, m in references.items()},
+    )

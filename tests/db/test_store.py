@@ -313,6 +313,7 @@ UNDO = {  # the statement that takes a Postgres store back over one step of STEP
     5: lambda step: f"ALTER TABLE {step.table} DROP COLUMN {step.column}",
     6: lambda step: f"DROP TABLE {step.table}",
     7: lambda step: f"ALTER TABLE {step.table} DROP COLUMN {step.column}",
+    8: lambda step: f"ALTER TABLE {step.table} DROP COLUMN {step.column}",
     4: lambda step: (  # schema 4's key had no samples
         f"ALTER TABLE {step.table} DROP CONSTRAINT baseline_point_once; ALTER TABLE {step.table} ADD "
         "CONSTRAINT baseline_once UNIQUE (source, model, objective, metric, reference, eval_set, note)"

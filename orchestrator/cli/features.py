@@ -1,0 +1,149 @@
+"""`orch features text|image`: reference features from a pretrained model in a local folder."""
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from orchestrator.cli.common import say
+from orchestrator.cli.group import cli
+from orchestrator.errors import InputError
+
+__all__ = ["features"]
+
+INSTALL = "pip install 'orch[features]'"
+
+
+@cli.group()
+def features() -> None:
+    """Features of a pretrained model (a local folder) for `orch align`, sweeps and baselines.
+
+    \b
+        orch features image --model models/dinov2-base --data wit.jsonl --out dinov2.npz
+        orch features text --model models/all-mpnet-base-v2 --data wit.jsonl --out mpnet.npz
+    """
+
+
+def _shared(command: Any) -> Any:
+    options = [
+        click.option(
+            "--model", required=True, help="A local model folder (save_pretrained); never a hub id."
+        ),
+        click.option(
+            "--data",
+            required=True,
+            type=click.Path(),
+            help="A JSONL manifest of {id, text | captions, image}, or a folder of files.",
+        ),
+        click.option(
+            "--out", required=True, type=click.Path(dir_okay=False), help="The features file, X.npz."
+        ),
+        click.option(
+            "--layers", default="all", show_default=True, help="Comma-separated layer indices (-1: last)."
+        ),
+        click.option("--device", default="auto", show_default=True, help="cpu, cuda, cuda:N, or auto."),
+        click.option("--device-map", type=click.Choice(["auto"]), help="Spread a large model over the GPUs."),
+        click.option("--max-memory", metavar="SIZE", help="With --device-map: at most this per GPU (40GiB)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@features.command("text")
+@_shared
+@click.option("--pool", type=click.Choice(["mean", "last", "eos"]), default="mean", show_default=True)
+@click.option(
+    "--dtype", type=click.Choice(["bfloat16", "float32", "float16"]), default="bfloat16", show_default=True
+)
+@click.option("--batch-tokens", type=click.IntRange(min=1), default=8192, show_default=True)
+def text(**options: Any) -> None:
+    """Every hidden state of a text model, pooled over each row's real tokens (mean by default)."""
+    _run("text", options)
+
+
+@features.command("image")
+@_shared
+@click.option(
+    "--dtype", type=click.Choice(["float32", "bfloat16", "float16"]), default="float32", show_default=True
+)
+@click.option("--batch-size", "batch_images", type=click.IntRange(min=1), default=32, show_default=True)
+def image(**options: Any) -> None:
+    """Every block's CLS token of a vision model (before the final norm), at its native size."""
+    _run("image", options)
+
+
+def _run(side: str, given: dict[str, Any]) -> None:
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        raise InputError(f"orch features needs transformers: {INSTALL}") from None
+    from orchestrator.extraction import extract, read_items
+    from orchestrator.extraction.models import check_model_folder, folder_sha256
+    from orchestrator.extraction.output import check_out, write_features
+    from orchestrator.extraction.run import Options
+
+    out = Path(given["out"])
+    check_out(out)
+    if given["max_memory"] and not given["device_map"]:
+        raise InputError("--max-memory caps what --device-map auto may place on a GPU: give both")
+    folder = check_model_folder(given["model"])
+    items = read_items(Path(given["data"]), side)
+    options = Options(
+        side=side,
+        pool=given.get("pool", "mean"),
+        dtype=given["dtype"],
+        layers=_layers(given["layers"]),
+        batch_tokens=given.get("batch_tokens", 8192),
+        batch_images=given.get("batch_images", 32),
+        device=given["device"],
+        device_map=given["device_map"],
+        max_memory=given["max_memory"],
+    )
+    found = extract(folder, items, options, notify=say)
+    write_features(out, found, items, folder, folder_sha256(folder), options)
+    width = found.layers[0].shape[1]
+    rate = len(items) / found.seconds if found.seconds else float("inf")
+    say(
+        f"wrote {out} ({len(items):,} rows x {len(found.layers)} layers, {width} wide; "
+        f"{found.seconds:.1f} s, {rate:,.1f} rows/s on {found.device}) and its sidecar "
+        f"{out.with_suffix('.json')}"
+    )
+
+
+def _layers(text: str) -> tuple[int, ...] | None:
+    if text.strip() == "all":
+        return None
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise InputError(f"--layers {text}: write 'all' or comma-separated indices such as 0,6,-1") from None
+
+
+@features.command("manifest")
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The manifest, X.jsonl.")
+def manifest(sweep_file: str, out: str) -> None:
+    """The texts a sweep is scored on, as a manifest for `orch features text` (then `orch
+    baselines measure` pairs the features with the eval set row for row).
+
+    \b
+        orch features manifest sweeps/goodview_vs_ntp.yaml --out eval.jsonl
+    """
+    import json
+
+    from orchestrator.data.sources import source_of
+    from orchestrator.spec import load_spec
+
+    spec = load_spec(sweep_file)
+    texts, _ = source_of(spec.data).scoring_set(spec.trials[0])
+    path = Path(out)
+    staged = path.with_name(f".{path.name}.partial")
+    try:
+        staged.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
+        staged.replace(path)
+    except OSError as error:
+        raise InputError(f"--out {out}: cannot write it ({error.strerror or error})") from None
+    finally:
+        staged.unlink(missing_ok=True)
+    say(f"wrote {out}: the {len(texts):,} texts of eval set {spec.eval.set}")

@@ -1,0 +1,92 @@
+"""The features file and its sidecar, written whole or not at all: `X.npz` (one float32 matrix
+per layer, `layer_00` first) and `X.json`, which says how every number in it was made."""
+
+import json
+import platform
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from orchestrator.errors import InputError
+from orchestrator.extraction.manifest import Item
+from orchestrator.extraction.run import Extraction, Options
+
+__all__ = ["FORMAT", "check_out", "read_sidecar", "sidecar_path", "write_features"]
+
+FORMAT = "orch-features/1"
+VERSIONS = ("orch", "torch", "transformers", "numpy")
+
+
+def sidecar_path(features: Path) -> Path:
+    return features.with_suffix(".json")
+
+
+def check_out(out: Path) -> None:
+    """Refused before any model is loaded: a name that is not .npz, a folder that is not there."""
+    if out.suffix != ".npz":
+        raise InputError(f"--out {out}: must end in .npz (one matrix per layer; the sidecar goes beside it)")
+    if not out.parent.is_dir():
+        raise InputError(f"--out {out}: no folder {out.parent} (make it first)")
+
+
+def write_features(
+    out: Path, found: Extraction, items: Sequence[Item], model: Path, model_sha256: str, options: Options
+) -> dict[str, Any]:
+    """Both files staged beside their final names and renamed into place; the sidecar returned."""
+    config = json.loads((model / "config.json").read_text())
+    sidecar = {
+        "format": FORMAT,
+        "side": options.side,
+        "model": {"folder": str(model.resolve()), "sha256": model_sha256, "type": config.get("model_type")},
+        "dtype": options.dtype,
+        "device": found.device,
+        **found.settings,
+        "layers": [{"key": f"layer_{i:02d}", "what": name} for i, name in enumerate(found.names)],
+        "rows": {
+            "count": len(items),
+            "ids": [item.id for item in items],
+            "sha256": [item.digest() for item in items],
+        },
+        "versions": {**{name: _version(name) for name in VERSIONS}, "python": platform.python_version()},
+        "seconds": round(found.seconds, 3),
+    }
+    staged_npz, staged_json = (
+        out.with_name(f".{out.name}.partial"),
+        out.with_name(f".{out.stem}.json.partial"),
+    )
+    try:
+        with staged_npz.open("wb") as handle:
+            np.savez(handle, **{f"layer_{i:02d}": layer for i, layer in enumerate(found.layers)})
+        staged_json.write_text(json.dumps(sidecar, indent=1) + "\n")
+        staged_npz.replace(out)
+        staged_json.replace(sidecar_path(out))
+    finally:
+        staged_npz.unlink(missing_ok=True)
+        staged_json.unlink(missing_ok=True)
+    return sidecar
+
+
+def read_sidecar(features: Path) -> dict[str, Any] | None:
+    """The sidecar beside a features file; None where there is none (features made elsewhere)."""
+    path = sidecar_path(features)
+    if not path.is_file():
+        return None
+    try:
+        sidecar = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: not a JSON sidecar ({error}); remake it with orch features") from None
+    if not isinstance(sidecar, dict) or sidecar.get("format") != FORMAT:
+        raise InputError(
+            f"{path}: not an orch features sidecar (format {FORMAT}); remake it with orch features"
+        )
+    return sidecar
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
