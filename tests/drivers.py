@@ -75,3 +75,10 @@ def wait_for(predicate, timeout=240.0):
             return
         time.sleep(0.5)
     raise AssertionError("condition not reached in time")
+
+
+def run_orch(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """One `orch` command run to its end in `cwd`."""
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )

@@ -44,6 +44,17 @@ ALLOWED: dict[str, set[str]] = {
         "orchestrator.errors",
         "foundation",
     },
+    "orchestrator.extraction": {"orchestrator.errors", "foundation"},  # pretrained models' features
+    "orchestrator.measured": {  # those features scored as a trial's checkpoint is
+        "orchestrator.extraction",
+        "orchestrator.features",
+        "orchestrator.spec",
+        "orchestrator.data",
+        "orchestrator.training",
+        "orchestrator.errors",
+        "db",
+        "foundation",
+    },
     "orchestrator.baselines": {"orchestrator.spec", "orchestrator.errors", "db", "foundation"},
     "orchestrator.imports": {"orchestrator.spec", "orchestrator.errors", "db", "foundation"},
     "orchestrator.export": {"db"},  # the store's tables as files pandas reads back

@@ -14,6 +14,7 @@ __all__ = [
     "SUMMARY",
     "TABLES",
     "Table",
+    "baselines_table",
     "gap_ratio",
     "lmfit_reports",
     "next_table",
@@ -221,6 +222,30 @@ def published_table(run: FitRun) -> Table:
     return Table("published", "Published checkpoints (not measured here)", headers, rows)
 
 
+def baselines_table(run: FitRun) -> Table:
+    """Published and measured baselines of the fitted metric on these curves' references and eval
+    sets, side by side: a measured one with its eval-item SE and the 95th percentile of its
+    permutation null (a value below it is no evidence of alignment)."""
+    frame = run.baselines
+    rows = []
+    if frame is not None and not frame.empty:
+        for b in frame[frame.metric == run.options.metric].itertuples():
+            se, null = getattr(b, "se", None), getattr(b, "null_p95", None)
+            rows.append(
+                [
+                    b.model,
+                    b.objective,
+                    b.source,
+                    "" if b.samples is None or b.samples != b.samples else samples_cell(b.samples),
+                    f"{b.reference} ({b.eval_set})",
+                    f"{b.value:.4g}" + ("" if se is None or se != se else f" ± {se:.2g}"),
+                    "" if null is None or null != null else f"{null:.3g}",
+                ]
+            )
+    headers = ["model", "objective", "source", "S", "reference", "value ± SE", "null p95"]
+    return Table("baselines", "Baselines: published and measured", headers, rows)
+
+
 # Every table of a fit run, in the order the text and markdown report show them.
 TABLES: dict[str, Callable[[FitRun], Table]] = {
     "verdicts": verdicts_table,
@@ -234,6 +259,7 @@ TABLES: dict[str, Callable[[FitRun], Table]] = {
     "backtests": backtests_table,
     "joint": joint_table,
     "earlier": earlier_table,
+    "baselines": baselines_table,
 }
 
 

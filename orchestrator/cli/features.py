@@ -78,10 +78,9 @@ def _run(side: str, given: dict[str, Any]) -> None:
         import transformers  # noqa: F401
     except ImportError:
         raise InputError(f"orch features needs transformers: {INSTALL}") from None
-    from orchestrator.extraction import extract, read_items
+    from orchestrator.extraction import Options, extract, read_items
     from orchestrator.extraction.models import check_model_folder, folder_sha256
     from orchestrator.extraction.output import check_out, write_features
-    from orchestrator.extraction.run import Options
 
     out = Path(given["out"])
     check_out(out)

@@ -12,6 +12,7 @@ ids from the mask, bidirectional ones on the right, and pooling reads only real 
 """
 
 from orchestrator.extraction.manifest import Item, read_items
-from orchestrator.extraction.run import Extraction, extract
+from orchestrator.extraction.options import Extraction, Options
+from orchestrator.extraction.run import extract
 
-__all__ = ["Extraction", "Item", "extract", "read_items"]
+__all__ = ["Extraction", "Item", "Options", "extract", "read_items"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from orchestrator.errors import InputError
 from orchestrator.extraction.manifest import Item
-from orchestrator.extraction.run import Extraction, Options
+from orchestrator.extraction.options import Extraction, Options
 
 __all__ = ["FORMAT", "check_out", "read_sidecar", "sidecar_path", "write_features"]
 

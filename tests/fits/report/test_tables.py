@@ -15,3 +15,31 @@ def test_every_table_lists_every_fit_forecast_and_held_out_cell(curves):
     assert [row[0] for row in found["held-out"].rows] == ["jepa_good base vs dino", "ntp base vs dino"]
     assert found["gaps"].rows == [] and found["joint"].rows == []  # none asked, one model size
     assert all(len(row) == len(table.headers) for table in found.values() for row in table.rows)
+
+
+def test_published_and_measured_baselines_stand_side_by_side_with_the_measured_noise(curves):
+    import pandas as pd
+
+    from db import BaselineRow
+
+    published = BaselineRow("paper", "Qwen2.5-72B", "ntp", "mutual_knn@10", "dino", "eval", None, 0.154)
+    measured = BaselineRow(
+        "measured",
+        "mpnet",
+        "contrastive",
+        "mutual_knn@10",
+        "dino",
+        "eval",
+        None,
+        0.118,
+        se=0.004,
+        null_p95=0.012,
+    )
+    other_metric = BaselineRow("paper", "Qwen2.5-72B", "ntp", "cka", "dino", "eval", None, 0.4)
+    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
+    run.baselines = pd.DataFrame([vars(row) for row in (published, measured, other_metric)])
+    table = TABLES["baselines"](run)
+    assert table.rows == [
+        ["Qwen2.5-72B", "ntp", "paper", "", "dino (eval)", "0.154", ""],
+        ["mpnet", "contrastive", "measured", "", "dino (eval)", "0.118 ± 0.004", "0.012"],
+    ]

@@ -151,3 +151,16 @@ def manifest(folder: Path, rows: int = 8) -> Path:
     path = folder / "manifest.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def features_file(model: Path, data: Path, out: Path, side: str = "text") -> Path:
+    """What `orch features` writes (the features and their sidecar), made in this process."""
+    from orchestrator.extraction import Options, extract, read_items
+    from orchestrator.extraction.models import folder_sha256
+    from orchestrator.extraction.output import write_features
+
+    items, options = read_items(data, side), Options(side, dtype="float32")
+    write_features(
+        out, extract(model, items, options, lambda _: None), items, model, folder_sha256(model), options
+    )
+    return out

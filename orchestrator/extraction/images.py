@@ -1,0 +1,60 @@
+"""Images through a vision model at its native resolution: every block's CLS token, taken from
+the block's own output (before the model's final norm)."""
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from orchestrator.errors import InputError
+from orchestrator.extraction.blocks import block_outputs, blocks_of
+from orchestrator.extraction.manifest import Item
+from orchestrator.extraction.options import Extraction, Options
+
+__all__ = ["image_features", "pixels"]
+
+
+def image_features(model: Any, settings: dict, items: Sequence[Item], options: Options, notify) -> Extraction:
+    import torch
+
+    device = next(model.parameters()).device
+    dtype = next(model.parameters()).dtype
+    blocks = blocks_of(model)
+    cls: list[list[Any]] = [[] for _ in blocks]
+    for start in range(0, len(items), options.batch_images):
+        chunk = items[start : start + options.batch_images]
+        batch = torch.stack([pixels(item, settings) for item in chunk]).to(device=device, dtype=dtype)
+        with block_outputs(blocks) as outputs:
+            model(pixel_values=batch)
+        for layer, hidden in enumerate(outputs):
+            cls[layer].append(hidden[:, 0].float().cpu())
+        if (start // options.batch_images + 1) % 50 == 0:
+            notify(f"{start + len(chunk):,} of {len(items):,} images")
+    layers = [torch.cat(parts).numpy().astype(np.float32) for parts in cls]
+    names = [f"block {i} output, CLS token, before the final norm" for i in range(1, len(blocks) + 1)]
+    settings = {"pooling": "CLS token of every block", **settings, "batch": options.batch_images}
+    return Extraction(layers, names, settings)
+
+
+def pixels(item: Item, settings: dict) -> Any:
+    """The image as the model's input: shorter side resized to the native size (bicubic), centre
+    cropped square, scaled to [0, 1] and normalised."""
+    import torch
+    from PIL import Image, UnidentifiedImageError
+
+    size = settings["size"]
+    try:
+        with Image.open(item.image) as image:
+            image = image.convert("RGB")
+            scale = size / min(image.size)
+            width, height = max(size, round(image.width * scale)), max(size, round(image.height * scale))
+            image = image.resize((width, height), Image.Resampling.BICUBIC)
+            left, top = (width - size) // 2, (height - size) // 2
+            image = image.crop((left, top, left + size, top + size))
+            array = np.asarray(image, dtype=np.float32) / 255.0
+    except (UnidentifiedImageError, OSError, ValueError) as error:
+        raise InputError(
+            f"row {item.id!r}: image {item.image} does not decode ({error}); fix or drop the row"
+        ) from None
+    mean, std = np.asarray(settings["mean"], np.float32), np.asarray(settings["std"], np.float32)
+    return torch.from_numpy(((array - mean) / std).transpose(2, 0, 1).copy())

@@ -1,0 +1,134 @@
+"""`orch baselines measure`: a tiny pretrained model's features of a sweep's eval texts, scored
+as a trial's checkpoint is and stored as measured baselines; features that do not pair with the
+eval set row for row are refused in one line, before anything is scored or stored."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from db import WIDTHS, Store
+from orchestrator.baselines import read_baselines
+from orchestrator.errors import InputError
+from orchestrator.measured import measure_baselines
+from orchestrator.spec import load_spec
+from tests.datasets import file_dataset
+from tests.drivers import run_orch as orch
+from tests.orchestrator.extraction import models
+
+pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory) -> Path:
+    """The embedded sweep, its eval texts as a manifest, and a tiny GPT-2's features of them."""
+    folder = tmp_path_factory.mktemp("world")
+    raw = yaml.safe_load((Path(__file__).parents[2] / "sweeps" / "goodview_vs_ntp.yaml").read_text())
+    raw.pop("claims")
+    (folder / "sweep.yaml").write_text(yaml.safe_dump({**raw, "store": "sqlite:///orch.db"}))
+    models.text_model(folder / "gpt2", "gpt2")
+    for args in (
+        ("features", "manifest", "sweep.yaml", "--out", "eval.jsonl"),
+        (
+            "features",
+            "text",
+            "--model",
+            "gpt2",
+            "--data",
+            "eval.jsonl",
+            "--out",
+            "gpt2.npz",
+            "--dtype",
+            "float32",
+        ),
+    ):
+        done = orch(*args, cwd=folder)
+        assert done.returncode == 0, done.stderr
+    return folder
+
+
+def test_a_measured_baseline_has_every_metric_and_reference_with_the_trials_noise(world):
+    rows, skipped = measure_baselines(world / "gpt2.npz", load_spec(world / "sweep.yaml"), None, "ntp")
+    assert skipped == []
+    assert {(r.metric, r.reference) for r in rows} == {
+        (metric, reference)
+        for metric in ("mutual_knn@10", "cka", "cknna@10")
+        for reference in ("render_cnn", "factor_mlp")
+    }
+    sidecar = (world / "gpt2.json").read_bytes()
+    assert all(r.source == "measured" and r.model == "gpt2" and r.eval_set == "world-1024" for r in rows)
+    assert all(r.sidecar_sha256 == hashlib.sha256(sidecar).hexdigest() and r.samples is None for r in rows)
+    knn = [r for r in rows if r.metric == "mutual_knn@10"]
+    assert all(r.se > 0 and r.null_p95 is not None and r.chance is not None for r in knn)
+    assert all(r.se is None for r in rows if r.metric == "cka")  # no item SE for CKA, as in trials
+
+
+def test_the_command_stores_them_once_and_lists_them_beside_the_published(world):
+    measured = orch("baselines", "measure", "gpt2.npz", "sweep.yaml", "--name", "GPT-2 tiny", cwd=world)
+    assert measured.returncode == 0, measured.stderr
+    assert "6 measured baseline(s) added" in measured.stderr and "mutual_knn@10" in measured.stdout
+    store = Store.open(f"sqlite:///{world / 'orch.db'}", create=False)
+    rows, _ = measure_baselines(
+        world / "gpt2.npz", load_spec(world / "sweep.yaml"), "GPT-2 tiny", "pretrained"
+    )
+    assert store.write_baselines(rows) == 0  # the same features measured again: one row each
+    published = Path(__file__).parents[2] / "sweeps" / "published" / "jepa_prh.csv"
+    store.write_baselines(read_baselines(published, WIDTHS))
+    listed = orch("baselines", "list", cwd=world)
+    assert "measured" in listed.stdout and "GPT-2 tiny" in listed.stdout and "Qwen2.5-72B" in listed.stdout
+    assert (store.baselines_frame().source == "measured").sum() == 6
+
+
+def test_features_that_do_not_pair_with_the_eval_set_are_refused_in_one_line(world, tmp_path):
+    spec = load_spec(world / "sweep.yaml")
+    texts = [json.loads(line) for line in (world / "eval.jsonl").read_text().splitlines()]
+    (tmp_path / "short.jsonl").write_text("".join(json.dumps(row) + "\n" for row in texts[:100]))
+    swapped = [texts[1], texts[0], *texts[2:]]
+    (tmp_path / "swapped.jsonl").write_text("".join(json.dumps(row) + "\n" for row in swapped))
+    for name in ("short", "swapped"):
+        made = orch(
+            "features",
+            "text",
+            "--model",
+            str(world / "gpt2"),
+            "--data",
+            f"{name}.jsonl",
+            "--out",
+            f"{name}.npz",
+            cwd=tmp_path,
+        )
+        assert made.returncode == 0, made.stderr
+    with pytest.raises(InputError, match=r"short.npz: 100 rows, but eval set world-1024 has 1024"):
+        measure_baselines(tmp_path / "short.npz", spec, None, "ntp")
+    with pytest.raises(InputError, match=r"swapped.npz: row 0 \('1'\) was made from another text than row 0"):
+        measure_baselines(tmp_path / "swapped.npz", spec, None, "ntp")
+    np.save(tmp_path / "bare.npy", np.zeros((1024, 4)))
+    with pytest.raises(InputError, match=r"bare.npy: no sidecar .*bare.json beside it"):
+        measure_baselines(tmp_path / "bare.npy", spec, None, "ntp")
+
+
+def test_a_reference_made_from_other_rows_is_refused_by_the_sidecars_ids(tmp_path):
+    texts = [f"{w} {v}" for w in models.SENTENCES for v in ("now", "then")]
+    data = file_dataset(tmp_path, [(t, t) for t in texts], texts, width=8)
+    sweep = {
+        "name": "f",
+        "data": data,
+        "eval": {"set": "mini", "metrics": ["mutual_knn@3"]},
+        "grid": {"objective": ["jepa_good"], "model": ["tiny"], "data_size": ["1K"], "seed": [0]},
+    }
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(sweep))
+    models.text_model(tmp_path / "gpt2", "gpt2")
+    models.features_file(tmp_path / "gpt2", tmp_path / "eval.jsonl", tmp_path / "t.npz")
+    ids = [str(i) for i in range(len(texts))]
+    reference = {"format": "orch-features/1", "side": "image", "rows": {"ids": ids[::-1], "sha256": ids}}
+    (tmp_path / "dino.json").write_text(json.dumps(reference))
+    refused = orch("baselines", "measure", "t.npz", "f.yaml", cwd=tmp_path)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "its rows are not those of reference 'dino' (dino.npy): row 0 differs" in refused.stderr
+    reference["rows"]["ids"] = ids
+    (tmp_path / "dino.json").write_text(json.dumps(reference))
+    rows, _ = measure_baselines(tmp_path / "t.npz", load_spec(tmp_path / "f.yaml"), None, "ntp")
+    assert {(r.metric, r.reference) for r in rows} == {("mutual_knn@3", "dino")}
