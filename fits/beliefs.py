@@ -39,6 +39,7 @@ __all__ = [
     "Cell",
     "Outlook",
     "belief_of",
+    "planned",
 ]
 
 FLOOR = 0.005  # the least weight a fitted law keeps in a plan's mixture (all of them: inside a tail)
@@ -46,6 +47,12 @@ OUTCOMES = 48  # simulated truths behind each expected width
 SLOTS = 16  # independent noise draws per (curve, size): repeats of one cell use the next
 MIN_EFFECTIVE = 50.0  # fewer reweighted draws than this (median over outcomes): the draws run out
 PLANNED = ("gap", "level", "order")  # a forecast claim is settled by held-out runs, not planned
+
+
+def planned(claim: Claim) -> bool:
+    """Whether orch next plans for the claim: not a forecast claim, nor a level against a
+    baseline (its region holds a difference the beliefs do not model yet)."""
+    return claim.kind in PLANNED and claim.baseline is None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,14 @@ class Region:
         """No part of [low, high] lies inside."""
         return high < self.low or low > self.high
 
+    def decide(self, interval: tuple[float, float] | None) -> str:
+        """supported when the whole interval lies inside, contradicted when none of it does."""
+        if interval is None:
+            return "inconclusive"
+        if self.holds(*interval):
+            return "supported"
+        return "contradicted" if self.misses(*interval) else "inconclusive"
+
     def __str__(self) -> str:
         if math.isinf(self.low) and math.isinf(self.high):
             return "any value"
@@ -51,7 +59,9 @@ class Claim:
     - gap: `faster` reaches `slower`'s level with R = N_slower / N_faster times fewer samples
       (or FLOPs, `per`), the level being `slower`'s at `at` samples, `at_alignment`, or the
       middle of the levels both curves reach (neither given);
-    - level: `objective`'s alignment at `at` samples;
+    - level: `objective`'s alignment at `at` samples; with `baseline`, its difference from that
+      baseline model's value in the store (measured or published, same metric, reference and
+      eval set), the region then holding the difference (default: at least 0, i.e. above it);
     - order: `above` aligns higher than `below` at every size both measured (the value is the
       smallest difference of their seed means);
     - forecast: the share of held-out cells the laws forecast within seed noise (`objective`:
@@ -74,6 +84,7 @@ class Claim:
     at: int | None = None
     at_alignment: float | None = None
     per: str = "samples"  # samples | flops (gap claims)
+    baseline: str | None = None  # level claims: compared with this baseline model's value
     model: str | None = None
     metric: str | None = None
     reference: str | None = None

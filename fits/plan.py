@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fits.beliefs import MIN_EFFECTIVE, PLANNED, Cell, Outlook, belief_of
+from fits.beliefs import MIN_EFFECTIVE, Cell, Outlook, belief_of, planned
 from fits.claim import Claim
 from fits.results import FitRun, NextRun
 from fits.verdicts import claim_curve
@@ -148,7 +148,7 @@ def top_runs(run: FitRun, sizes: Sequence[int], count: int = SHOWN) -> list[Next
     rows = []
     for verdict in run.verdicts:
         claim = verdict.claim
-        if verdict.verdict != "inconclusive" or claim.kind not in PLANNED:
+        if verdict.verdict != "inconclusive" or not planned(claim):
             continue
         if any(claim_curve(run, claim, name) is None for name in claim.objectives):
             continue

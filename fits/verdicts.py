@@ -23,7 +23,8 @@ from scipy import stats
 from db.errors import did_you_mean
 from db.sizes import format_size
 from fits.bands import forecast
-from fits.claim import Claim, Region, Verdict
+from fits.baseline_level import against_baseline
+from fits.claim import Claim, Verdict
 from fits.fit import CurvePoints, FitError
 from fits.gaps import REACH, Gap, sample_gap
 from fits.level import LEVEL, quantile
@@ -68,14 +69,6 @@ def judge(claim: Claim, run: FitRun, testbed: bool = False) -> Verdict:
     if testbed:
         verdict.caveats.append("testbed: the embedded synthetic world, not evidence about real data")
     return verdict
-
-
-def _decide(region: Region, interval: tuple[float, float] | None) -> str:
-    if interval is None:
-        return "inconclusive"
-    if region.holds(*interval):
-        return "supported"
-    return "contradicted" if region.misses(*interval) else "inconclusive"
 
 
 def claim_curve(run: FitRun, claim: Claim, objective: str) -> CurveFit | None:
@@ -150,14 +143,14 @@ def _gap_verdict(claim: Claim, law: Gap, means: MeasuredGap, scale: float | None
         interval = (law.interval[0] * scale, law.interval[1] * scale)
         basis = f"the laws' gap in {unit} (95% over the mixture's draws)"
         return Verdict(
-            claim, _decide(claim.region, interval), law.ratio * scale, interval, basis, reasons, flags=flags
+            claim, claim.region.decide(interval), law.ratio * scale, interval, basis, reasons, flags=flags
         )
     reasons += [f"laws: {why}" for why in law.reasons]
     if means.interval is not None:
         interval = (means.interval[0] * scale, means.interval[1] * scale)
         basis = f"the seed means' gap in {unit} (the laws' gap is withheld; 95% over seed resamples)"
         reasons[0] = f"target level {means.target:.4g} (the seed means')"
-        return Verdict(claim, _decide(claim.region, interval), means.ratio * scale, interval, basis, reasons)
+        return Verdict(claim, claim.region.decide(interval), means.ratio * scale, interval, basis, reasons)
     reasons += [f"seed means: {why}" for why in means.reasons]
     missing = ["both crossings inside the measured sizes with at least 2 seeds, or laws that fit"]
     if law.bound is not None:
@@ -242,6 +235,12 @@ def _judge_level(claim: Claim, run: FitRun) -> Verdict:
     curve = claim_curve(run, claim, claim.objective)
     if curve is None:
         return _missing_curve(claim, claim.objective, run)
+    level = _level(claim, curve)
+    return level if claim.baseline is None else against_baseline(claim, run, curve.key, level)
+
+
+def _level(claim: Claim, curve: CurveFit) -> Verdict:
+    """The curve's level at `at`: the seed mean where measured, else the laws' forecast."""
     points = seen_points(curve)
     hit = np.flatnonzero(np.isclose(points.samples, claim.at, rtol=SIZE_PRECISION))
     if hit.size:
@@ -250,7 +249,7 @@ def _judge_level(claim: Claim, run: FitRun) -> Verdict:
         mean = float(points.mean[i])
         basis = f"the measured mean of {int(points.seeds[i])} seeds at {format_size(claim.at)}"
         return Verdict(
-            claim, _decide(claim.region, (mean - half, mean + half)), mean, (mean - half, mean + half), basis
+            claim, claim.region.decide((mean - half, mean + half)), mean, (mean - half, mean + half), basis
         )
     predicted = forecast(curve.ensemble, claim.at)
     caveats = (
@@ -261,7 +260,7 @@ def _judge_level(claim: Claim, run: FitRun) -> Verdict:
         missing = [f"runs nearer {format_size(claim.at)}, or a law with a ceiling that fits"]
         return Verdict(claim, "inconclusive", None, None, NO_ESTIMATE, [why], caveats, missing)
     basis = "the laws' forecast of the mean (95% CI over the mixture's draws)"
-    verdict = Verdict(claim, _decide(claim.region, predicted.ci), predicted.prediction, predicted.ci, basis)
+    verdict = Verdict(claim, claim.region.decide(predicted.ci), predicted.prediction, predicted.ci, basis)
     verdict.caveats = caveats
     return verdict
 
@@ -286,7 +285,7 @@ def _judge_order(claim: Claim, run: FitRun) -> Verdict:
         f"{shared.size} sizes both measured; the smallest difference is at {format_size(shared[worst])}"
     ]
     basis = f"the smallest difference of seed means, {claim.above} minus {claim.below}"
-    verdict = Verdict(claim, _decide(claim.region, interval), float(gaps.min()), interval, basis, reasons)
+    verdict = Verdict(claim, claim.region.decide(interval), float(gaps.min()), interval, basis, reasons)
     if verdict.verdict == "inconclusive":
         verdict.missing.append(
             f"a difference at {format_size(shared[worst])} beyond seed noise: more seeds there (the "
@@ -310,7 +309,7 @@ def _judge_forecast(claim: Claim, run: FitRun) -> Verdict:
     hits = sum(cell.within_seed_noise for cell in cells)
     interval = _clopper_pearson(hits, len(cells))
     basis = f"{hits} of {len(cells)} held-out cells within their forecasts' seed noise (Clopper-Pearson 95%)"
-    return Verdict(claim, _decide(claim.region, interval), hits / len(cells), interval, basis)
+    return Verdict(claim, claim.region.decide(interval), hits / len(cells), interval, basis)
 
 
 def _clopper_pearson(hits: int, count: int, level: float = LEVEL) -> tuple[float, float]:

@@ -61,7 +61,8 @@ ALLOWED: dict[str, set[str]] = {
     "fits.math": {"foundation"},  # FITS_MATH: arrays in, arrays out
     "fits.claim": set(),  # what a claim states: types only, read by the claims-file parser
     "fits.results": {"fits.math", "fits.claim"},
-    "fits.verdicts": {"fits.math", "fits.results", "fits.claim", "foundation"},
+    "fits.baseline_level": {"fits.math", "fits.results", "fits.claim"},  # a level against a baseline
+    "fits.verdicts": {"fits.math", "fits.results", "fits.claim", "fits.baseline_level", "foundation"},
     "fits.calibration": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # bench/fits.py
     "fits.seed_noise": {"fits.results", "fits.verdicts"},  # seed sd against S, for planning
     "fits.beliefs": {"fits.math", "fits.results", "fits.claim", "fits.verdicts", "fits.seed_noise"},

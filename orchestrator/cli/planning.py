@@ -120,7 +120,7 @@ def _check_ids(claim_ids: tuple[str, ...], design: Any) -> None:
 def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tuple[Any, list]], list[str]]:
     """([(fit run, its claims to plan)], what to say of the claims left out: a named claim
     already decided, a forecast claim (settled by held-out runs), or no open claim at all)."""
-    from fits.beliefs import PLANNED
+    from fits.beliefs import planned
 
     plans, words = [], []
     for run in fits:
@@ -133,8 +133,10 @@ def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tupl
                 if claim_ids:
                     why = f"{verdict.verdict} ({_interval(verdict)})"
                     words.append(f"claim {claim.id} is already {why}: nothing to plan")
-            elif claim.kind not in PLANNED:
+            elif claim.kind == "forecast":
                 words.append(f"claim {claim.id} ({claim.kind}): settled by held-out runs, not planned here")
+            elif not planned(claim):
+                words.append(f"claim {claim.id} (a level against {claim.baseline}): not planned here yet")
             else:
                 chosen.append(claim)
         if chosen:

@@ -40,7 +40,7 @@ REGION = ("value", "tolerance", "at_least", "at_most")
 NOT_TEXT = ("kind", "at", "at_alignment", "per")  # read by their own readers below
 FIELDS = {
     "gap": ("faster", "slower", "at", "at_alignment", "per"),
-    "level": ("objective", "at"),
+    "level": ("objective", "at", "baseline"),
     "order": ("above", "below"),
     "forecast": ("objective",),
 }
@@ -122,12 +122,12 @@ def _claim(raw: Any, path: str) -> Claim:
             raise FieldError(
                 f"{path}.{pair[1]}", f"compares {names[pair[0]]!r} with itself (name two objectives)"
             )
-    return Claim(kind=kind, region=_region(top, path, kind), **names)
+    return Claim(kind=kind, region=_region(top, path, kind, "baseline" in names), **names)
 
 
-def _region(top: dict, path: str, kind: str) -> Region:
-    """value with tolerance, or at_least and/or at_most; an order claim defaults to at_least 0
-    (above means a positive difference)."""
+def _region(top: dict, path: str, kind: str, difference: bool) -> Region:
+    """value with tolerance, or at_least and/or at_most; a claim on a difference (an order, a
+    level against a baseline) defaults to at_least 0 (above means a positive difference)."""
     given = [key for key in REGION if key in top]
     if "value" in top:
         if "tolerance" not in top or {"at_least", "at_most"} & set(top):
@@ -139,7 +139,7 @@ def _region(top: dict, path: str, kind: str) -> Region:
     if "tolerance" in top:
         raise FieldError(f"{path}.tolerance", "a tolerance needs a value (value: 42, tolerance: 2)")
     if not given:
-        if kind == "order":
+        if kind == "order" or difference:
             return Region(0.0, math.inf)
         raise FieldError(path, "states no region (give value and tolerance, or at_least / at_most)")
     low = read_number(top["at_least"], f"{path}.at_least") if "at_least" in top else -math.inf

@@ -112,3 +112,49 @@ def test_a_forecast_claim_counts_held_out_cells_with_a_clopper_pearson_interval(
     assert verdict.verdict == "inconclusive"  # 0.75 < 0.8: twenty cells cannot show 80%
     empty = judge(claim, planted_run(a, b))
     assert empty.verdict == "inconclusive" and "held-out runs" in empty.missing[0]
+
+
+def test_a_level_against_a_baseline_is_judged_on_the_difference_with_the_baselines_noise(pair):
+    import pandas as pd
+
+    from db import BaselineRow
+
+    a, _ = pair
+    at = int(SIZES[4])
+    mean = float(a.points.mean[np.flatnonzero(np.isclose(a.points.samples, at))[0]])
+    claim = Claim(
+        id="b",
+        kind="level",
+        says="s",
+        source="t",
+        region=Region(0.0, math.inf),
+        objective="A",
+        at=at,
+        baseline="mpnet",
+    )
+    run = planted_run(a)
+    missing = judge(claim, run)
+    assert (
+        missing.verdict == "inconclusive"
+        and "no baseline 'mpnet' of mutual_knn@10 on r (e)" in missing.reasons[0]
+    )
+    assert "orch baselines measure" in missing.missing[0]
+
+    def baselines(*rows: BaselineRow) -> pd.DataFrame:
+        return pd.DataFrame([vars(row) for row in rows])
+
+    below = BaselineRow(
+        "measured", "mpnet", "contrastive", "mutual_knn@10", "r", "e", None, mean - 0.05, se=0.001
+    )
+    run.baselines = baselines(below)
+    level = judge(Claim(**{**claim.__dict__, "baseline": None}), run)
+    verdict = judge(claim, run)
+    assert verdict.verdict == "supported" and verdict.value == pytest.approx(mean - below.value)
+    widened = 1.959964 * 0.001
+    assert verdict.interval[0] == pytest.approx(level.interval[0] - below.value - widened)
+    assert verdict.interval[1] == pytest.approx(level.interval[1] - below.value + widened)
+    above = BaselineRow("paper", "mpnet", "contrastive", "mutual_knn@10", "r", "e", None, mean + 0.05)
+    run.baselines = baselines(above)
+    assert judge(claim, run).verdict == "contradicted"
+    run.baselines = baselines(above, below)  # a measured value is preferred: it carries its noise
+    assert judge(claim, run).verdict == "supported"

@@ -130,3 +130,20 @@ def test_a_claim_the_sweep_can_never_judge_is_refused_with_the_sweep_file(tmp_pa
         with pytest.raises(SpecError) as error:
             load_spec(sweep)
         assert expected in str(error.value), str(error.value)
+
+
+def test_a_level_against_a_baseline_claims_a_positive_difference_unless_it_says_more(tmp_path):
+    level = {"id": "l", "kind": "level", "says": "s", "source": "p", "objective": "jepa_good", "at": "21.6M"}
+    above, by = load_claims(
+        write(
+            tmp_path / "c.yaml",
+            [
+                {**level, "baseline": "all-mpnet-base-v2"},
+                {**level, "id": "m", "baseline": "x", "at_least": 0.01},
+            ],
+        )
+    )
+    assert (above.baseline, above.region.low, above.region.high) == ("all-mpnet-base-v2", 0.0, math.inf)
+    assert (by.region.low, by.region.high) == (0.01, math.inf)
+    with pytest.raises(SpecError, match=r"c.yaml: claims\[0\]: states no region"):
+        load_claims(write(tmp_path / "c.yaml", [level]))
