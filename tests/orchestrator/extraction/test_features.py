@@ -193,3 +193,11 @@ def test_a_row_longer_than_the_model_reads_is_cut_and_counted(folder, tmp_path):
     long.write_text(json.dumps({"id": "long", "text": " ".join(models.SENTENCES * 4)}) + "\n")
     found = features(folder, "gpt2", "text", items=read_items(long, "text"))
     assert found.settings["truncated_rows"] == 1 and found.settings["max_tokens"] == 64
+
+
+def test_a_model_spread_by_device_map_gives_the_same_features(folder):
+    pytest.importorskip("accelerate")
+    placed = features(folder, "llama", "text", device_map="auto", max_memory="1GiB")
+    whole = features(folder, "llama", "text")
+    for a, b in zip(placed.layers, whole.layers, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
