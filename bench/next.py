@@ -1,6 +1,7 @@
 """`orch next` against four simple designs on planted truths (`fits.plan_check`): median width of
 the final 95% gap interval (ln high/low; infinite where the verdict has no closed interval), its
-coverage of the planted gap over the replicates with an interval, the share of correct verdicts,
+coverage of the planted gap over the replicates with an interval (and the 90% interval's), the
+share of correct verdicts,
 each with its SE, and orch next's width ratios to each design with a paired bootstrap's upper 95%
 bound; then the planner's time for 10 curves x 30 candidates x 4000 draws.
 
@@ -62,7 +63,9 @@ def compare(args: argparse.Namespace) -> None:
             print(
                 f"  {design:>15}: median width {row.median_width:.3f} +- {_median_se(row.widths, rng):.3f}"
                 f"; coverage {row.coverage:.1%} +- {binomial_se(row.coverage, max(row.covered.size, 1)):.1%}"
-                f" of {row.covered.size}; correct verdict {row.correct_share:.1%} "
+                f" of {row.covered.size} (at 90%: {row.coverage_90:.1%} +- "
+                f"{binomial_se(row.coverage_90, max(row.covered_90.size, 1)):.1%} of {row.covered_90.size})"
+                f"; correct verdict {row.correct_share:.1%} "
                 f"+- {binomial_se(row.correct_share, n):.1%}; mean FLOPs {row.flops.mean():.3g}"
             )
         for other in ("uniform grid", "random", "cheapest first", "largest + seeds"):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from fits.claim import Claim, Verdict
-from fits.level import Z
+from fits.level import quantile
 from fits.results import FitRun
 
 __all__ = ["Baseline", "against_baseline", "find_baseline"]
@@ -45,7 +45,7 @@ def find_baseline(
     return Baseline(model, str(row.source), float(row.value), None if se is None or se != se else float(se))
 
 
-def against_baseline(claim: Claim, run: FitRun, key: dict, level: Verdict) -> Verdict:
+def against_baseline(claim: Claim, run: FitRun, key: dict, level: Verdict, confidence: float) -> Verdict:
     """The level's verdict turned into one on (level - baseline); inconclusive, saying what to
     store, where the baseline is not in the store."""
     metric = run.options.metric
@@ -58,7 +58,7 @@ def against_baseline(claim: Claim, run: FitRun, key: dict, level: Verdict) -> Ve
     if level.interval is None:
         level.missing.append(f"{claim.objective}'s level at the claimed size, to compare with {found.model}")
         return level
-    spread = 0.0 if found.se is None else Z * found.se
+    spread = 0.0 if found.se is None else quantile(confidence) * found.se
     low, high = level.interval[0] - found.value - spread, level.interval[1] - found.value + spread
     noise = f" +- {spread:.2g}" if found.se is not None else " (published: no interval)"
     basis = f"{level.basis}, minus {found.model}'s {found.value:.4g}{noise} ({found.source})"

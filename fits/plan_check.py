@@ -70,6 +70,7 @@ class Outcome:
     gap: float
     width: float  # ln(high / low) of the final interval; inf when there is none or it is open
     covered: bool | None  # the interval holds the planted gap (None: no interval)
+    covered_90: bool | None  # the same at a nominal 90% (the calibration goal)
     correct: bool  # supported where the planted gap is in the claimed region, else contradicted
     flops: float
 
@@ -162,7 +163,8 @@ def _replicate(family: str, gap: float, seed: int) -> list[Outcome]:
             state.round += 1
             if not bought:
                 break
-        verdict = judge(CLAIM, _fit(state.runs))
+        final = _fit(state.runs)
+        verdict, narrower = judge(CLAIM, final), judge(CLAIM, final, confidence=0.90)
         interval = verdict.interval
         closed = interval is not None and interval[0] > 0 and np.isfinite(interval[1])
         truth_in = CLAIM.region.holds(gap, gap)
@@ -172,12 +174,17 @@ def _replicate(family: str, gap: float, seed: int) -> list[Outcome]:
                 family,
                 gap,
                 float(np.log(interval[1] / interval[0])) if closed else float("inf"),
-                None if interval is None else bool(interval[0] <= gap <= interval[1]),
+                _holds(interval, gap),
+                _holds(narrower.interval, gap),
                 verdict.verdict == ("supported" if truth_in else "contradicted"),
                 budget - state.left,
             )
         )
     return outcomes
+
+
+def _holds(interval: tuple[float, float] | None, gap: float) -> bool | None:
+    return None if interval is None else bool(interval[0] <= gap <= interval[1])
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,7 @@ class Summary:
 
     widths: np.ndarray  # inf where the verdict has no closed interval
     covered: np.ndarray  # over the replicates with an interval
+    covered_90: np.ndarray  # the same at a nominal 90%
     correct: np.ndarray
     flops: np.ndarray
 
@@ -196,6 +204,10 @@ class Summary:
     @property
     def coverage(self) -> float:
         return float(self.covered.mean()) if self.covered.size else float("nan")
+
+    @property
+    def coverage_90(self) -> float:
+        return float(self.covered_90.mean()) if self.covered_90.size else float("nan")
 
     @property
     def correct_share(self) -> float:
@@ -211,6 +223,7 @@ def summarize(outcomes: list[Outcome], families: set[str] | None = None) -> dict
         found[design] = Summary(
             np.array([o.width for o in mine]),
             np.array([o.covered for o in mine if o.covered is not None], dtype=float),
+            np.array([o.covered_90 for o in mine if o.covered_90 is not None], dtype=float),
             np.array([o.correct for o in mine], dtype=float),
             np.array([o.flops for o in mine]),
         )

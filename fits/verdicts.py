@@ -58,9 +58,10 @@ def check_claims(claims: tuple[Claim, ...], run: FitRun, objectives: list[str], 
             )
 
 
-def judge(claim: Claim, run: FitRun, testbed: bool = False) -> Verdict:
-    """The claim's verdict on this run (`testbed`: the sweep trained on the embedded world)."""
-    verdict = _JUDGES[claim.kind](claim, run)
+def judge(claim: Claim, run: FitRun, testbed: bool = False, confidence: float = LEVEL) -> Verdict:
+    """The claim's verdict on this run (`testbed`: the sweep trained on the embedded world), its
+    interval at `confidence` (the report's 95%; another for calibration, as bench/next.py's 90%)."""
+    verdict = _JUDGES[claim.kind](claim, run, confidence)
     if verdict.verdict == "inconclusive" and not verdict.missing:
         verdict.missing.append(
             f"an interval narrower than the claimed region {claim.region}: "
@@ -95,11 +96,11 @@ def _missing_curve(claim: Claim, objective: str, run: FitRun) -> Verdict:
     )
 
 
-def _judge_gap(claim: Claim, run: FitRun) -> Verdict:
+def _judge_gap(claim: Claim, run: FitRun, confidence: float) -> Verdict:
     a, b = claim_curve(run, claim, claim.faster), claim_curve(run, claim, claim.slower)
     if a is None or b is None:
         return _missing_curve(claim, claim.faster if a is None else claim.slower, run)
-    law = sample_gap(a.ensemble, b.ensemble, target=claim.at_alignment, samples_b=claim.at)
+    law = sample_gap(a.ensemble, b.ensemble, target=claim.at_alignment, samples_b=claim.at, level=confidence)
     withheld = claim.at is not None and forecast(b.ensemble, claim.at).withheld
     if withheld:
         law.identifiable, law.bound = False, None
@@ -107,10 +108,14 @@ def _judge_gap(claim: Claim, run: FitRun) -> Verdict:
             f"{claim.slower}'s level at {format_size(claim.at)} rests on an unbounded law past 2x its data"
         )
     means = measured_gap(
-        seen_points(a), seen_points(b), target=None if claim.at else law.target, samples_b=claim.at
+        seen_points(a),
+        seen_points(b),
+        target=None if claim.at else law.target,
+        samples_b=claim.at,
+        level=confidence,
     )
     scale = flops_scale(run, claim, a, b) if claim.per == "flops" else 1.0
-    verdict = _gap_verdict(claim, law, means, scale)
+    verdict = _gap_verdict(claim, law, means, scale, confidence)
     verdict.axes = _gap_axes(run, claim, a, b, law, means, verdict)
     verdict.measured = {
         "target": means.target,
@@ -122,7 +127,9 @@ def _judge_gap(claim: Claim, run: FitRun) -> Verdict:
     return verdict
 
 
-def _gap_verdict(claim: Claim, law: Gap, means: MeasuredGap, scale: float | None) -> Verdict:
+def _gap_verdict(
+    claim: Claim, law: Gap, means: MeasuredGap, scale: float | None, confidence: float
+) -> Verdict:
     """The law's gap when identified, else the means', else a bound; `scale` turns samples into
     FLOPs (None: the FLOPs are unknown)."""
     unit = "FLOPs" if claim.per == "flops" else "samples"
@@ -141,14 +148,16 @@ def _gap_verdict(claim: Claim, law: Gap, means: MeasuredGap, scale: float | None
         )
     if law.identifiable:
         interval = (law.interval[0] * scale, law.interval[1] * scale)
-        basis = f"the laws' gap in {unit} (95% over the mixture's draws)"
+        basis = f"the laws' gap in {unit} ({confidence:.0%} over the mixture's draws)"
         return Verdict(
             claim, claim.region.decide(interval), law.ratio * scale, interval, basis, reasons, flags=flags
         )
     reasons += [f"laws: {why}" for why in law.reasons]
     if means.interval is not None:
         interval = (means.interval[0] * scale, means.interval[1] * scale)
-        basis = f"the seed means' gap in {unit} (the laws' gap is withheld; 95% over seed resamples)"
+        basis = (
+            f"the seed means' gap in {unit} (the laws' gap is withheld; {confidence:.0%} over seed resamples)"
+        )
         reasons[0] = f"target level {means.target:.4g} (the seed means')"
         return Verdict(claim, claim.region.decide(interval), means.ratio * scale, interval, basis, reasons)
     reasons += [f"seed means: {why}" for why in means.reasons]
@@ -231,27 +240,27 @@ def _gap_caveats(run: FitRun, claim: Claim, b: CurveFit, law: Gap) -> list[str]:
     return caveats
 
 
-def _judge_level(claim: Claim, run: FitRun) -> Verdict:
+def _judge_level(claim: Claim, run: FitRun, confidence: float) -> Verdict:
     curve = claim_curve(run, claim, claim.objective)
     if curve is None:
         return _missing_curve(claim, claim.objective, run)
-    level = _level(claim, curve)
-    return level if claim.baseline is None else against_baseline(claim, run, curve.key, level)
+    level = _level(claim, curve, confidence)
+    return level if claim.baseline is None else against_baseline(claim, run, curve.key, level, confidence)
 
 
-def _level(claim: Claim, curve: CurveFit) -> Verdict:
+def _level(claim: Claim, curve: CurveFit, confidence: float) -> Verdict:
     """The curve's level at `at`: the seed mean where measured, else the laws' forecast."""
     points = seen_points(curve)
     hit = np.flatnonzero(np.isclose(points.samples, claim.at, rtol=SIZE_PRECISION))
     if hit.size:
         i = int(hit[0])
-        half = quantile(LEVEL, points.pooled_df) * float(points.sigma[i])
+        half = quantile(confidence, points.pooled_df) * float(points.sigma[i])
         mean = float(points.mean[i])
         basis = f"the measured mean of {int(points.seeds[i])} seeds at {format_size(claim.at)}"
         return Verdict(
             claim, claim.region.decide((mean - half, mean + half)), mean, (mean - half, mean + half), basis
         )
-    predicted = forecast(curve.ensemble, claim.at)
+    predicted = forecast(curve.ensemble, claim.at, level=confidence)
     caveats = (
         [f"extrapolated {predicted.extrapolation:.3g}x past the data"] if predicted.extrapolation > 1 else []
     )
@@ -259,13 +268,13 @@ def _level(claim: Claim, curve: CurveFit) -> Verdict:
         why = f"only unbounded laws reach {format_size(claim.at)}, more than 2x past the data"
         missing = [f"runs nearer {format_size(claim.at)}, or a law with a ceiling that fits"]
         return Verdict(claim, "inconclusive", None, None, NO_ESTIMATE, [why], caveats, missing)
-    basis = "the laws' forecast of the mean (95% CI over the mixture's draws)"
+    basis = f"the laws' forecast of the mean ({confidence:.0%} CI over the mixture's draws)"
     verdict = Verdict(claim, claim.region.decide(predicted.ci), predicted.prediction, predicted.ci, basis)
     verdict.caveats = caveats
     return verdict
 
 
-def _judge_order(claim: Claim, run: FitRun) -> Verdict:
+def _judge_order(claim: Claim, run: FitRun, confidence: float) -> Verdict:
     high, low = claim_curve(run, claim, claim.above), claim_curve(run, claim, claim.below)
     if high is None or low is None:
         return _missing_curve(claim, claim.above if high is None else claim.below, run)
@@ -278,7 +287,7 @@ def _judge_order(claim: Claim, run: FitRun) -> Verdict:
         )
     gaps = above.mean[i] - below.mean[j]
     se = np.hypot(above.sigma[i], below.sigma[j])
-    half = quantile(LEVEL, min(above.pooled_df, below.pooled_df)) * se
+    half = quantile(confidence, min(above.pooled_df, below.pooled_df)) * se
     interval = (float(np.min(gaps - half)), float(np.min(gaps + half)))
     worst = int(np.argmin(gaps))
     reasons = [
@@ -294,7 +303,7 @@ def _judge_order(claim: Claim, run: FitRun) -> Verdict:
     return verdict
 
 
-def _judge_forecast(claim: Claim, run: FitRun) -> Verdict:
+def _judge_forecast(claim: Claim, run: FitRun, confidence: float) -> Verdict:
     cells = [
         cell
         for curve in run.curves
@@ -307,12 +316,15 @@ def _judge_forecast(claim: Claim, run: FitRun) -> Verdict:
         missing = ["held-out runs: holdout.samples_above in the sweep file, or --holdout"]
         return Verdict(claim, "inconclusive", None, None, NO_ESTIMATE, [why], missing=missing)
     hits = sum(cell.within_seed_noise for cell in cells)
-    interval = _clopper_pearson(hits, len(cells))
-    basis = f"{hits} of {len(cells)} held-out cells within their forecasts' seed noise (Clopper-Pearson 95%)"
+    interval = _clopper_pearson(hits, len(cells), confidence)
+    basis = (
+        f"{hits} of {len(cells)} held-out cells within their forecasts' seed noise "
+        f"(Clopper-Pearson {confidence:.0%})"
+    )
     return Verdict(claim, claim.region.decide(interval), hits / len(cells), interval, basis)
 
 
-def _clopper_pearson(hits: int, count: int, level: float = LEVEL) -> tuple[float, float]:
+def _clopper_pearson(hits: int, count: int, level: float) -> tuple[float, float]:
     tail = (1 - level) / 2
     low = float(stats.beta.ppf(tail, hits, count - hits + 1)) if hits else 0.0
     high = float(stats.beta.ppf(1 - tail, hits + 1, count - hits)) if hits < count else 1.0

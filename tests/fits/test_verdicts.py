@@ -158,3 +158,11 @@ def test_a_level_against_a_baseline_is_judged_on_the_difference_with_the_baselin
     assert judge(claim, run).verdict == "contradicted"
     run.baselines = baselines(above, below)  # a measured value is preferred: it carries its noise
     assert judge(claim, run).verdict == "supported"
+
+
+def test_a_lower_confidence_gives_a_narrower_interval_and_says_so(pair):
+    a, b = pair
+    claim = gap_claim(Region(21, 84), at=int(SIZES[-2]))
+    usual, narrower = judge(claim, planted_run(a, b)), judge(claim, planted_run(a, b), confidence=0.90)
+    assert usual.value == narrower.value and "95%" in usual.basis and "90%" in narrower.basis
+    assert usual.interval[0] < narrower.interval[0] < narrower.interval[1] < usual.interval[1]
