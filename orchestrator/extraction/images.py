@@ -1,7 +1,7 @@
 """Images through a vision model at its native resolution: every block's CLS token, taken from
 the block's own output (before the model's final norm)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,9 @@ from orchestrator.extraction.options import Extraction, Options
 __all__ = ["image_features", "pixels"]
 
 
-def image_features(model: Any, settings: dict, items: Sequence[Item], options: Options, notify) -> Extraction:
+def image_features(
+    model: Any, settings: dict, items: Sequence[Item], options: Options, notify: Callable[[str], None]
+) -> Extraction:
     import torch
 
     device = next(model.parameters()).device

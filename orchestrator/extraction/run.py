@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
+from orchestrator.extraction.blocks import blocks_of
 from orchestrator.extraction.images import image_features
 from orchestrator.extraction.manifest import Item
 from orchestrator.extraction.models import image_settings, load_model, load_tokenizer
@@ -21,8 +22,10 @@ def extract(
 ) -> Extraction:
     import torch
 
-    model = load_model(folder, options.side, options.dtype, options.device_map, options.max_memory)
     device = _device(options.device) if options.device_map is None else None
+    model = load_model(folder, options.side, options.dtype, options.device_map, options.max_memory)
+    # every block's output, and the embeddings before them for text: checked before any row runs
+    _check_layers(options.layers, len(blocks_of(model)) + (options.side == "text"))
     if device is not None:
         model.to(device)
     started = time.monotonic()
@@ -50,16 +53,19 @@ def _device(asked: str) -> Any:
     return device
 
 
-def _keep(found: Extraction, layers: tuple[int, ...] | None) -> Extraction:
-    if layers is None:
-        return found
-    count = len(found.layers)
-    for index in layers:
+def _check_layers(layers: tuple[int, ...] | None, count: int) -> None:
+    for index in layers or ():
         if not -count <= index < count:
             raise InputError(
                 f"--layers {index}: the model has {count} layers (0..{count - 1}, or -1 for the last)"
             )
-    chosen = sorted({index % count for index in layers})
+
+
+def _keep(found: Extraction, layers: tuple[int, ...] | None) -> Extraction:
+    """Only the layers asked for, in depth order."""
+    if layers is None:
+        return found
+    chosen = sorted({index % len(found.layers) for index in layers})
     found.layers = [found.layers[i] for i in chosen]
     found.names = [found.names[i] for i in chosen]
     return found

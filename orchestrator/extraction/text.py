@@ -2,7 +2,7 @@
 over a row's real tokens. A row's features never depend on its batch: causal models are padded
 on the left with position ids from the mask, bidirectional ones on the right."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,9 @@ def text_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
     return batches
 
 
-def text_features(model: Any, tokenizer: Any, items: Sequence[Item], options: Options, notify) -> Extraction:
+def text_features(
+    model: Any, tokenizer: Any, items: Sequence[Item], options: Options, notify: Callable[[str], None]
+) -> Extraction:
     import torch
 
     limit = min(
@@ -58,12 +60,12 @@ def text_features(model: Any, tokenizer: Any, items: Sequence[Item], options: Op
         else:
             output = model(**inputs, output_hidden_states=True)
         for layer, hidden in enumerate(output.hidden_states):
-            pooled[layer].append(_pool(hidden.float(), inputs, options.pool, tokenizer.eos_token_id))
+            pooled[layer].append(_pool(hidden.float(), inputs, options.pool, tokenizer.eos_token_id).cpu())
         rows += batch
         if number % 50 == 0:
             notify(f"{len(rows):,} of {len(items):,} rows")
     order = np.argsort(rows)
-    layers = [torch.cat(parts).cpu().numpy()[order].astype(np.float32) for parts in pooled]
+    layers = [torch.cat(parts).numpy()[order].astype(np.float32) for parts in pooled]
     settings = {
         "pooling": options.pool,
         "padding": "left, position ids from the mask" if left else "right",
