@@ -50,13 +50,27 @@ def _shared(command: Any) -> Any:
     return command
 
 
+DTYPES = ["bfloat16", "float32", "float16"]
+DTYPE_HELP = "The forward pass's precision (features are stored as float32)."
+
+
 @features.command("text")
 @_shared
-@click.option("--pool", type=click.Choice(["mean", "last", "eos"]), default="mean", show_default=True)
 @click.option(
-    "--dtype", type=click.Choice(["bfloat16", "float32", "float16"]), default="bfloat16", show_default=True
+    "--pool",
+    type=click.Choice(["mean", "last", "eos"]),
+    default="mean",
+    show_default=True,
+    help="A row's vector: the mean of its real tokens, its last real token, or its first EOS.",
 )
-@click.option("--batch-tokens", type=click.IntRange(min=1), default=8192, show_default=True)
+@click.option("--dtype", type=click.Choice(DTYPES), default="bfloat16", show_default=True, help=DTYPE_HELP)
+@click.option(
+    "--batch-tokens",
+    type=click.IntRange(min=1),
+    default=8192,
+    show_default=True,
+    help="Padded tokens a batch may hold (rows are batched longest first).",
+)
 def text(**options: Any) -> None:
     """Every hidden state of a text model, pooled over each row's real tokens (mean by default)."""
     _run("text", options)
@@ -64,10 +78,15 @@ def text(**options: Any) -> None:
 
 @features.command("image")
 @_shared
+@click.option("--dtype", type=click.Choice(DTYPES), default="float32", show_default=True, help=DTYPE_HELP)
 @click.option(
-    "--dtype", type=click.Choice(["float32", "bfloat16", "float16"]), default="float32", show_default=True
+    "--batch-size",
+    "batch_images",
+    type=click.IntRange(min=1),
+    default=32,
+    show_default=True,
+    help="Images a batch.",
 )
-@click.option("--batch-size", "batch_images", type=click.IntRange(min=1), default=32, show_default=True)
 def image(**options: Any) -> None:
     """Every block's CLS token of a vision model (before the final norm), at its native size."""
     _run("image", options)

@@ -79,13 +79,21 @@ def load_tokenizer(folder: Path) -> Any:
         return AutoTokenizer.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError, KeyError, TypeError) as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise InputError(f"--model {folder}: holds no tokenizer transformers can load ({reason})") from None
+        raise InputError(
+            f"--model {folder}: holds no tokenizer transformers can load ({reason}); a vision model is "
+            "read by orch features image"
+        ) from None
 
 
 def image_settings(folder: Path, config: Any) -> dict[str, Any]:
     """Resolution and normalisation: the model's native size, and the folder's processor mean and
     std (ImageNet's where it has none). The processor's crop size is not used: Hugging Face's
     DINOv2 processor crops to 224, while the published features were taken at the native 518."""
+    if not isinstance(getattr(config, "image_size", None), int):
+        raise InputError(
+            f"--model {folder}: not a vision model (its config has no image_size); a text model is read "
+            "by orch features text"
+        )
     processor = folder / "preprocessor_config.json"
     saved = json.loads(processor.read_text()) if processor.is_file() else {}
     return {

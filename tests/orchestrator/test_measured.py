@@ -12,6 +12,7 @@ import yaml
 
 from db import WIDTHS, Store
 from orchestrator.baselines import read_baselines
+from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
 from orchestrator.measured import measure_baselines
 from orchestrator.spec import load_spec
@@ -29,24 +30,14 @@ def world(tmp_path_factory) -> Path:
     raw = yaml.safe_load((Path(__file__).parents[2] / "sweeps" / "goodview_vs_ntp.yaml").read_text())
     raw.pop("claims")
     (folder / "sweep.yaml").write_text(yaml.safe_dump({**raw, "store": "sqlite:///orch.db"}))
-    models.text_model(folder / "gpt2", "gpt2")
-    for args in (
-        ("features", "manifest", "sweep.yaml", "--out", "eval.jsonl"),
-        (
-            "features",
-            "text",
-            "--model",
-            "gpt2",
-            "--data",
-            "eval.jsonl",
-            "--out",
-            "gpt2.npz",
-            "--dtype",
-            "float32",
-        ),
-    ):
-        done = orch(*args, cwd=folder)
-        assert done.returncode == 0, done.stderr
+    spec = load_spec(folder / "sweep.yaml")
+    texts, _ = source_of(spec.data).scoring_set(spec.trials[0])
+    (folder / "eval.jsonl").write_text(
+        "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts))
+    )
+    models.features_file(
+        models.text_model(folder / "gpt2", "gpt2"), folder / "eval.jsonl", folder / "gpt2.npz"
+    )
     return folder
 
 
@@ -66,6 +57,7 @@ def test_a_measured_baseline_has_every_metric_and_reference_with_the_trials_nois
     assert all(r.se is None for r in rows if r.metric == "cka")  # no item SE for CKA, as in trials
 
 
+@pytest.mark.processes  # real `orch` processes
 def test_the_command_stores_them_once_and_lists_them_beside_the_published(world):
     measured = orch("baselines", "measure", "gpt2.npz", "sweep.yaml", "--name", "GPT-2 tiny", cwd=world)
     assert measured.returncode == 0, measured.stderr
@@ -110,6 +102,7 @@ def test_features_that_do_not_pair_with_the_eval_set_are_refused_in_one_line(wor
         measure_baselines(tmp_path / "bare.npy", spec, None, "ntp")
 
 
+@pytest.mark.processes  # a real `orch` process
 def test_a_reference_made_from_other_rows_is_refused_by_the_sidecars_ids(tmp_path):
     texts = [f"{w} {v}" for w in models.SENTENCES for v in ("now", "then")]
     data = file_dataset(tmp_path, [(t, t) for t in texts], texts, width=8)

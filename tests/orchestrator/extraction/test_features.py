@@ -136,6 +136,7 @@ def test_a_manifest_with_a_missing_field_or_an_image_that_does_not_decode_is_one
         features(folder, "dinov2", "image", items=read_items(broken, "image"))
 
 
+@pytest.mark.processes  # real `orch` processes
 def test_the_commands_write_features_a_sidecar_and_score_them(folder, tmp_path):
     text = orch(
         "features",
@@ -201,3 +202,14 @@ def test_a_model_spread_by_device_map_gives_the_same_features(folder):
     whole = features(folder, "llama", "text")
     for a, b in zip(placed.layers, whole.layers, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
+
+
+def test_a_model_of_the_other_side_is_one_line(folder):
+    def other_side(model: str, side: str) -> None:
+        items = read_items(folder / "manifest.jsonl", side)
+        extract(folder / model, items, Options(side, dtype="float32"), lambda _: None)
+
+    with pytest.raises(InputError, match=r"image_dinov2: holds no tokenizer .*read by orch features image"):
+        other_side("image_dinov2", "text")
+    with pytest.raises(InputError, match=r"text_gpt2: not a vision model .*read by orch features text"):
+        other_side("text_gpt2", "image")
