@@ -316,7 +316,7 @@ def _absolute_paths(raw: dict, base: Path) -> None:
     if isinstance(raw.get("claims"), str):
         raw["claims"] = absolute(raw["claims"])
     data = raw.get("data")
-    if isinstance(data, dict) and data.get("source") == "files":
+    if isinstance(data, dict):  # only file data holds these keys; the world's have no paths
         for key in ("pairs", "documents"):
             if key in data:
                 data[key] = absolute(data[key])
