@@ -3,6 +3,8 @@ CLI's text show the same tables with the same cell formatter (`text.cell`)."""
 
 from collections.abc import Callable
 
+import pandas as pd
+
 from fits.backtest import row_for
 from fits.bands import Forecast
 from fits.level import LEVEL, Z
@@ -230,16 +232,15 @@ def baselines_table(run: FitRun) -> Table:
     rows = []
     if frame is not None and not frame.empty:
         for b in frame[frame.metric == run.options.metric].itertuples():
-            se, null = getattr(b, "se", None), getattr(b, "null_p95", None)
             rows.append(
                 [
                     b.model,
                     b.objective,
                     b.source,
-                    "" if b.samples is None or b.samples != b.samples else samples_cell(b.samples),
+                    "" if pd.isna(b.samples) else samples_cell(b.samples),
                     f"{b.reference} ({b.eval_set})",
-                    f"{b.value:.4g}" + ("" if se is None or se != se else f" ± {se:.2g}"),
-                    "" if null is None or null != null else f"{null:.3g}",
+                    f"{b.value:.4g}" + ("" if pd.isna(b.se) else f" ± {b.se:.2g}"),
+                    "" if pd.isna(b.null_p95) else f"{b.null_p95:.3g}",
                 ]
             )
     headers = ["model", "objective", "source", "S", "reference", "value ± SE", "null p95"]

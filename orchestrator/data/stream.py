@@ -152,12 +152,13 @@ def _world_examples(seed: int, knobs: world_module.Knobs, objective: Objective, 
 
 
 @lru_cache(maxsize=4)
-def _world_eval(seed: int, knobs: world_module.Knobs, count: int) -> EvalSet:
+def _world_eval(seed: int, knobs: world_module.Knobs, count: int) -> tuple[list[str], EvalSet]:
+    """The eval texts (row order) and the eval set made from them."""
     world = _world(seed, knobs)
     tokenizer = WordTokenizer(world.words)
     texts, references = world.eval_set(world_module.STREAM_EVAL, count)
     retrieval_texts, retrieval_references = world.eval_set(world_module.STREAM_RETRIEVAL, count)
-    return EvalSet(
+    return texts, EvalSet(
         name=f"world-{count}",
         tokens=encode_texts(tokenizer, texts, WORLD_MAX_LEN),
         references=references,
@@ -173,7 +174,7 @@ def world_data(config: TrialConfig) -> TrialData:
     examples = _world_examples(world_seed, knobs, objective_of(config.objective), config.data_size)
     return TrialData(
         take=InMemoryStream(examples, config.seed).take,
-        eval_set=_world_eval(world_seed, knobs, size),
+        eval_set=_world_eval(world_seed, knobs, size)[1],
         vocab_size=len(_world(world_seed, knobs).words),
         max_len=WORLD_MAX_LEN,
     )
@@ -225,9 +226,7 @@ def _file_tokenizer(data: DataConfig, cache_dir: Path) -> Tokenizer:
 def world_scoring_set(config: TrialConfig) -> tuple[list[str], EvalSet]:
     """The world's eval texts (row order) and the eval set a trial scores against."""
     world_seed, knobs = config.data.world_seed, world_module.Knobs.of(config.data)
-    size = int(config.eval.set.split("-")[1])
-    texts, _ = _world(world_seed, knobs).eval_set(world_module.STREAM_EVAL, size)
-    return texts, _world_eval(world_seed, knobs, size)
+    return _world_eval(world_seed, knobs, int(config.eval.set.split("-")[1]))
 
 
 def file_scoring_set(config: TrialConfig) -> tuple[list[str], EvalSet]:
