@@ -21,6 +21,7 @@ from orchestrator.spec import parse_spec
 from orchestrator.spec.catalog import PRESETS
 from orchestrator.training.loop import (
     DEFAULT_CACHE,
+    TrainingLoss,
     _build,
     _embed_layers,
     _train_step,
@@ -28,6 +29,7 @@ from orchestrator.training.loop import (
     get_lr,
     run_trial,
 )
+from orchestrator.training.replicas import SOLO
 from orchestrator.training.scoring import CheckpointScorer
 
 
@@ -74,6 +76,7 @@ def bare_loop(config) -> float:
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
     )
+    training_loss = TrainingLoss(model, config)
     total = math.ceil(config.budget_samples / config.train.batch_size)
     start = time.perf_counter()
     seen = step = 0
@@ -81,7 +84,7 @@ def bare_loop(config) -> float:
         count = min(config.train.batch_size, config.budget_samples - seen)
         batch = _trim(torch.as_tensor(data.take(seen, count), dtype=torch.long))
         lr = get_lr(step, total, config.train.lr, config.train.warmup, config.train.schedule)
-        _train_step(model, optimizer, batch, config, step, lr)
+        _train_step(training_loss, SOLO, optimizer, batch, config, step, lr)
         seen, step = seen + count, step + 1
     return time.perf_counter() - start
 

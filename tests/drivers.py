@@ -10,9 +10,10 @@ from pathlib import Path
 
 import yaml
 
+from orchestrator.spec.catalog import PRESETS
 from orchestrator.training.loop import checkpoint_schedule
 
-LAYERS, REFERENCES = 2, 2  # the tiny preset's layers; the world's references
+REFERENCES = 2  # the world's references
 
 
 def sweep_raw(name="s", objectives=("jepa_good", "ntp"), sizes=("2K",), seeds=(0, 1)):
@@ -32,7 +33,7 @@ def expected_rows(trial) -> int:
     """Rows one finished trial writes: per checkpoint, each metric x reference, max and per
     layer, plus the training loss after S=0."""
     schedule = checkpoint_schedule(trial.budget_samples, trial.eval.first_checkpoint, trial.eval.per_octave)
-    per_metric = len(trial.eval.metrics) * REFERENCES * (1 + LAYERS)
+    per_metric = len(trial.eval.metrics) * REFERENCES * (1 + PRESETS[trial.model].layers)
     return sum(per_metric + (1 if samples else 0) for samples in schedule)
 
 

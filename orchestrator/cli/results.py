@@ -165,8 +165,11 @@ def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None 
         span = parse_metric(metric.split("/")[0]).metric.range
     except ValueError as error:
         raise InputError(f"--metric {error}") from None
+    again = "run 'orch sweep FILE' again to record it"
     try:
         raw = yaml.safe_load(row.spec_text)
+        if not isinstance(raw, dict):  # a sweep recorded through the API without its text
+            raise InputError(f"sweep {sweep} in {store.url}: no sweep file is recorded with it; {again}")
         claims, origin = (
             (load_claims(claims_file), claims_file) if claims_file else _recorded_claims(raw, row.source)
         )
@@ -179,8 +182,8 @@ def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None 
     except (SpecError, yaml.YAMLError) as error:
         reason = str(error).splitlines()[0]
         raise InputError(
-            f"sweep {sweep} in {store.url}: its recorded sweep file does not read in this orch ({reason}); "
-            "run 'orch sweep FILE' again to record it"
+            f"sweep {sweep} in {store.url}: its recorded sweep file does not read in this orch "
+            f"({reason}); {again}"
         ) from None
     return SweepDesign(
         points=spec.design,

@@ -25,12 +25,13 @@ from orchestrator.run.callbacks import tune_callback
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
+from orchestrator.run.parallel import DRIVER_CPU
 from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
 from orchestrator.run.trainable import TrialCell, key_of, trainable
-from orchestrator.spec import Spec, TrialConfig
+from orchestrator.spec import Resources, Spec, TrialConfig
 
 __all__ = ["SweepOptions", "SweepOutcome", "run_sweep"]
 
@@ -142,20 +143,47 @@ def _notice(progress: Callable[[str], None] | None) -> Callable[[str], None] | N
 
 
 def _check_resources(spec: Spec, todo: list[TrialConfig]) -> None:
-    """Every trial's CPUs and GPUs fit on one live node of the cluster, or an InputError that
-    names what was asked for and the largest node (Tune would leave the trial pending)."""
+    """Every trial fits the live cluster (Tune or Ray Train would leave it pending), or an
+    InputError that names what was asked for and what the cluster has."""
     import ray
 
     nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
     for model in sorted({t.model for t in todo}):
-        wants = spec.resources_for(model)
-        if not any(wants.cpu <= n.get("CPU", 0) and wants.gpu <= n.get("GPU", 0) for n in nodes):
-            largest = max(nodes, key=lambda n: (n.get("GPU", 0), n.get("CPU", 0)), default={})
-            has = f"cpu {largest.get('CPU', 0):g}, gpu {largest.get('GPU', 0):g}"
+        problem = _unplaceable(spec.resources_for(model), nodes)
+        if problem:
             raise InputError(
-                f"{spec.source}: trials of model {model} ask for cpu {wants.cpu:g}, gpu {wants.gpu:g}, "
-                f"but no node has that (the largest: {has}); lower `resources` or join a cluster with them"
+                f"{spec.source}: trials of model {model} {problem}; "
+                f"lower `resources` or join a cluster with more"
             )
+
+
+def _unplaceable(wants: Resources, nodes: list[dict[str, float]]) -> str | None:
+    """Why no placement of `wants` on these nodes exists, or None: each worker on one node, a
+    data-parallel trial's workers (with its driver's sliver) within the cluster's total, and on
+    one node for `strict_pack`."""
+    asked = f"ask for cpu {wants.cpu:g}, gpu {wants.gpu:g}"
+    if not any(wants.cpu <= n.get("CPU", 0) and wants.gpu <= n.get("GPU", 0) for n in nodes):
+        largest = max(nodes, key=lambda n: (n.get("GPU", 0), n.get("CPU", 0)), default={})
+        has = f"cpu {largest.get('CPU', 0):g}, gpu {largest.get('GPU', 0):g}"
+        return f"{asked}, but no node has that (the largest: {has})"
+    if wants.workers == 1:
+        return None
+    cpu, gpu = wants.workers * wants.cpu + DRIVER_CPU, wants.workers * wants.gpu
+    asked = (
+        f"ask for {wants.workers} workers of cpu {wants.cpu:g}, gpu {wants.gpu:g} "
+        f"(cpu {cpu:g}, gpu {gpu:g} in all)"
+    )
+    pools = nodes if wants.placement == "strict_pack" else [_summed(nodes)]
+    if not any(cpu <= n.get("CPU", 0) and gpu <= n.get("GPU", 0) for n in pools):
+        where = "one node" if wants.placement == "strict_pack" else "the cluster"
+        return f"{asked}, more than {where} has"
+    if wants.placement == "strict_spread" and wants.workers > len(nodes):
+        return f"{asked} on as many nodes (strict_spread), but the cluster has {len(nodes)}"
+    return None
+
+
+def _summed(nodes: list[dict[str, float]]) -> dict[str, float]:
+    return {kind: sum(n.get(kind, 0) for n in nodes) for kind in ("CPU", "GPU")}
 
 
 def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
@@ -208,10 +236,8 @@ def _run_tune(
     """Run the trials as one Tune run; returns how many started over from an unusable checkpoint."""
     from ray import tune
 
-    cells = {
-        t.key: TrialCell(t, spec.resources_for(t.model).cpu, spec.resources_for(t.model).gpu) for t in todo
-    }
-    asks = {key: {"cpu": cell.cpu, "gpu": cell.gpu} for key, cell in cells.items()}
+    cells = {t.key: _cell(t, spec.resources_for(t.model)) for t in todo}
+    asks = {key: _tune_ask(cell) for key, cell in cells.items()}
     budget = RetryBudget(options.retries)
     callback = tune_callback(url, view, options.store_wait_s, budget)
     with_resources = tune.with_resources(
@@ -248,6 +274,18 @@ def _run_tune(
         raise
     finally:
         view.end()
+
+
+def _cell(trial: TrialConfig, resources: Resources) -> TrialCell:
+    return TrialCell(trial, resources.cpu, resources.gpu, resources.workers, resources.placement)
+
+
+def _tune_ask(cell: TrialCell) -> dict[str, float]:
+    """What the Tune trial holds: a one-process trial's own resources; a data-parallel trial's
+    driver only a sliver of a CPU, since Ray Train places its workers."""
+    if cell.workers > 1:
+        return {"cpu": DRIVER_CPU, "gpu": 0}
+    return {"cpu": cell.cpu, "gpu": cell.gpu}
 
 
 def _trial_name(trial: Any) -> str:

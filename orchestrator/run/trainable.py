@@ -4,7 +4,8 @@ The driver hands the trials their `TrialCell`s (config and resources) through Ra
 (`tune.with_parameters`), and Tune's param space holds each trial's key: Tune swaps any object in
 a param space for a placeholder that the driver's callbacks could not read. The worker resumes
 from the trial key's `SavedCheckpoint`, trains, saves a checkpoint and reports its
-`CheckpointReport` at every checkpoint. Everything here runs on a worker; the driver's code is in
+`CheckpointReport` at every checkpoint (a data-parallel trial's workers do, through
+`run.parallel`). Everything here runs on a worker; the driver's code is in
 `run.scheduler` and `run.callbacks`, which read what this reports under `REPORT_KEY`.
 """
 
@@ -24,11 +25,14 @@ RESTARTED_KEY = "orch_restarted"  # why an unusable checkpoint was set aside and
 
 @dataclass(frozen=True)
 class TrialCell:
-    """One grid cell of Tune's param space: the trial and what it asks of a node."""
+    """One grid cell of Tune's param space: the trial and what it asks of the cluster (each of
+    its `workers` the `cpu` and `gpu`; more than one worker makes it a data-parallel trial)."""
 
     config: TrialConfig
     cpu: float
     gpu: float
+    workers: int = 1
+    placement: str = "pack"
 
     @property
     def key(self) -> str:
@@ -87,6 +91,11 @@ def trainable(
         tune.report({REPORT_KEY: every_row, **resumed})
         if finished:
             return
+    if cell.workers > 1:
+        from orchestrator.run.parallel import run_data_parallel
+
+        run_data_parallel(cell, storage, runner)
+        return
     (runner or run_trial)(
         cell.config,
         on_checkpoint,

@@ -88,10 +88,18 @@ class EvalConfig:
         return max((parse_metric(metric).k or 0 for metric in self.metrics), default=0)
 
 
+PLACEMENTS = ("pack", "spread", "strict_pack", "strict_spread")  # Ray's placement strategies
+
+
 @dataclass(frozen=True)
 class Resources:
+    """What one trial asks of the cluster: `workers` processes (a data-parallel trial when more
+    than one), each with `cpu` and `gpu`, placed by `placement` (Ray's strategy, lower case)."""
+
     cpu: float
     gpu: float
+    workers: int = 1
+    placement: str = "pack"
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from orchestrator.spec.config import (
     DEFAULT_STORE,
     DataConfig,
     EvalConfig,
+    Resources,
     Spec,
     TrainConfig,
     TrialConfig,
@@ -130,6 +131,7 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
     if not trials:
         raise FieldError("exclude", "removes every trial of the grid (loosen the filters)")
     resources, per_model = parse_resources(top.get("resources", {}))
+    _check_worker_batches(trials.values(), resources, dict(per_model))
     holdout, holdout_above = parse_holdout(top.get("holdout", {}))
     _check_holdout(holdout, trials.values())
     rules_of(data).check_objectives(data, {objective_of(t.objective) for t in trials.values()})
@@ -158,6 +160,25 @@ def _check_holdout(holdout: tuple[tuple[str, tuple[Any, ...]], ...], trials: Ite
                 raise FieldError(
                     f"holdout.{axis}[{index}]", f"{value!r} is not among the sweep's trials' {axis}s"
                 )
+
+
+def _check_worker_batches(
+    trials: Iterable[TrialConfig], resources: Resources, per_model: dict[str, Resources]
+) -> None:
+    """Every global batch of a data-parallel trial holds a row for each worker (the last batch,
+    the budget's remainder, is the smallest)."""
+    for trial in trials:
+        workers = per_model.get(trial.model, resources).workers
+        smallest = trial.budget_samples % trial.train.batch_size or trial.train.batch_size
+        if smallest < workers:
+            path = f"resources.model.{trial.model}" if trial.model in per_model else "resources"
+            raise FieldError(
+                f"{path}.workers",
+                f"{workers} workers cannot share the last batch of {smallest} samples of trial "
+                f"{trial.objective}/{trial.model}/{trial.data_size}/seed {trial.seed} (batch_size "
+                f"{trial.train.batch_size}); use at most {smallest} workers, or a data size that is "
+                f"a multiple of the batch size",
+            )
 
 
 def _check_size(axes: dict[str, list[Any]], cap: int) -> None:

@@ -5,7 +5,7 @@ import copy
 from typing import Any
 
 from orchestrator.spec.catalog import PRESETS, parse_metric
-from orchestrator.spec.config import DataConfig, EvalConfig, Resources, SigRegConfig, TrainConfig
+from orchestrator.spec.config import PLACEMENTS, DataConfig, EvalConfig, Resources, SigRegConfig, TrainConfig
 from orchestrator.spec.fields import (
     FieldError,
     read_choice,
@@ -159,20 +159,24 @@ def _parse_checkpoints(raw: Any) -> tuple[int, int]:
     )
 
 
-def _read_resources(raw: Any, path: str, base: Resources | None) -> Resources:
-    entry = read_mapping(raw, path, ("cpu", "gpu"))
-    cpu = entry.get("cpu", base.cpu if base else 1)
-    gpu = entry.get("gpu", base.gpu if base else 0)
+RESOURCE_KEYS = ("cpu", "gpu", "workers", "placement")
+
+
+def _read_resources(raw: Any, path: str, base: Resources) -> Resources:
+    """A `resources` entry over `base`: each worker's cpu and gpu, the workers, their placement."""
+    entry = read_mapping(raw, path, RESOURCE_KEYS)
     return Resources(
-        cpu=read_number(cpu, f"{path}.cpu", low=0, high=1024, low_open=True),
-        gpu=read_number(gpu, f"{path}.gpu", low=0, high=64),
+        cpu=read_number(entry.get("cpu", base.cpu), f"{path}.cpu", low=0, high=1024, low_open=True),
+        gpu=read_number(entry.get("gpu", base.gpu), f"{path}.gpu", low=0, high=64),
+        workers=read_int(entry.get("workers", base.workers), f"{path}.workers", low=1, high=4096),
+        placement=read_choice(entry.get("placement", base.placement), f"{path}.placement", PLACEMENTS),
     )
 
 
 def parse_resources(raw: Any) -> tuple[Resources, tuple[tuple[str, Resources], ...]]:
-    entry = read_mapping(raw, "resources", ("cpu", "gpu", "model"))
+    entry = read_mapping(raw, "resources", (*RESOURCE_KEYS, "model"))
     per_model_raw = entry.pop("model", {})
-    base = _read_resources(entry, "resources", None)
+    base = _read_resources(entry, "resources", Resources(cpu=1, gpu=0))
     per_model = read_mapping(per_model_raw, "resources.model", tuple(PRESETS))
     return base, tuple(
         (model, _read_resources(value, f"resources.model.{model}", base))

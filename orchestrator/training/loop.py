@@ -5,6 +5,11 @@ the eval set against every reference and hand out a `SavedCheckpoint` with the r
 checkpoint and forwards its report to Ray Tune, a test passes a list's `append`. Samples seen
 count examples (a JEPA pair is one sample). FLOPs are training FLOPs, 6 x (block + output-layer)
 parameters x non-padding tokens (Kaplan et al.); evaluation is not counted.
+
+A data-parallel trial runs `run_trial` in each of its processes, with its `Replica`: each takes
+its rows of every global batch and trains the same model (see `training.replicas`); the leader
+alone evaluates and hands out checkpoints, and the others call `on_follow` in step with it.
+Counts and FLOPs are the global batch's on every process.
 """
 
 import copy
@@ -17,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
 from db import CheckpointReport, Measurement, TrialStatus
 from orchestrator.data.sources import open_trial_data
@@ -28,6 +34,7 @@ from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.objectives import jepa_loss, ntp_loss
+from orchestrator.training.replicas import SOLO, Replica
 from orchestrator.training.scoring import CheckpointScorer, Score
 from orchestrator.training.state import TrainState
 
@@ -47,10 +54,10 @@ def prefetch_workers(device: str) -> int:
 
 @dataclass
 class TrialOutcome:
-    status: TrialStatus  # done | collapsed
+    status: TrialStatus | None  # done | collapsed (None on a follower, which does not evaluate)
     reason: str | None
     samples_seen: int
-    last: SavedCheckpoint  # the final checkpoint, with every row the trial reported
+    last: SavedCheckpoint | None  # the final checkpoint, with every row (None on a follower)
     checkpoints: list[int] = field(default_factory=list)
 
 
@@ -112,17 +119,23 @@ def _build(config: TrialConfig, data: TrialData, device: torch.device) -> TextEn
     return model.to(device)
 
 
-def _loss(
-    model: TextEncoder, batch: torch.Tensor, config: TrialConfig, generator: torch.Generator
-) -> torch.Tensor:
-    """The objective's loss for a batch of (B, views, T) token ids."""
-    if objective_of(config.objective).causal:
-        tokens = batch[:, 0]  # (B, T)
-        logits, _ = model.next_token_logits(tokens)
-        return ntp_loss(logits, tokens)
-    views = [model.embed(batch[:, v]) for v in range(batch.shape[1])]  # V x (B, P)
-    loss, _ = jepa_loss(views, config.train.sigreg.weight, config.train.sigreg.slices, generator)
-    return loss
+class TrainingLoss(nn.Module):
+    """The objective's loss on a batch of (B, views, T) token ids, as a module: DDP wraps it (its
+    gradient hooks are set up in a forward). With a `replica`, the loss of the global batch."""
+
+    def __init__(self, model: TextEncoder, config: TrialConfig, replica: Replica = SOLO) -> None:
+        super().__init__()
+        self.model, self.config, self.replica = model, config, replica
+
+    def forward(self, batch: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        if objective_of(self.config.objective).causal:
+            tokens = batch[:, 0]  # (B, T)
+            logits, _ = self.model.next_token_logits(tokens)
+            return ntp_loss(logits, tokens, self.replica)
+        views = [self.model.embed(batch[:, v]) for v in range(batch.shape[1])]  # V x (B, P)
+        sigreg = self.config.train.sigreg
+        loss, _ = jepa_loss(views, sigreg.weight, sigreg.slices, generator, self.replica)
+        return loss
 
 
 def run_trial(
@@ -132,9 +145,13 @@ def run_trial(
     device: str = "cpu",
     cache_dir: Path = DEFAULT_CACHE,
     host: str | None = None,
+    replica: Replica = SOLO,
+    on_follow: Callable[[], None] = lambda: None,
 ) -> TrialOutcome:
     """Train one trial to its sample budget, handing out every checkpoint; resume from `resume`.
-    `host` names where it runs in its reports (default: this machine's name)."""
+    `host` names where it runs in its reports (default: this machine's name). In a data-parallel
+    trial, each process passes its `replica`; those that do not lead call `on_follow` where the
+    leader calls `on_checkpoint`."""
     started = time.perf_counter()
     torch_device = torch.device(device)
     data = open_trial_data(config, cache_dir, prefetch_workers(device))
@@ -156,26 +173,32 @@ def run_trial(
     host = host or socket.gethostname()
     wall_before = state.wall_s
     reported = []
+    training_loss = replica.wrap(TrainingLoss(model, config, replica), torch_device)
+    last: SavedCheckpoint | None = None
 
     while True:
         if state.next_checkpoint < len(schedule) and state.samples_seen >= schedule[state.next_checkpoint]:
             state.wall_s = wall_before + time.perf_counter() - started
-            checkpoint = _checkpoint(
-                model, optimizer, data, scorer, config, state, torch_device, host, history
-            )
-            on_checkpoint(checkpoint)
-            history = checkpoint.history
+            if replica.leads:
+                last = _checkpoint(model, optimizer, data, scorer, config, state, torch_device, host, history)
+                on_checkpoint(last)
+                history = last.history
+            else:
+                _advance(state)
+                on_follow()
             reported.append(state.samples_seen)
-            if checkpoint.report.status != TrialStatus.RUNNING:
-                report = checkpoint.report
-                return TrialOutcome(report.status, report.reason, state.samples_seen, checkpoint, reported)
+            if replica.agree(last is not None and last.report.status != TrialStatus.RUNNING, torch_device):
+                status, reason = (last.report.status, last.report.reason) if last else (None, None)
+                return TrialOutcome(status, reason, state.samples_seen, last, reported)
         count = min(batch_size, budget - state.samples_seen)
-        batch = _trim(torch.as_tensor(data.take(state.samples_seen, count), dtype=torch.long))
+        rows = torch.as_tensor(data.take(state.samples_seen, count), dtype=torch.long)
+        tokens = int((rows != PAD).sum())  # the global batch's, on every replica
+        batch = _trim(rows[replica.rows(count)])
         if torch_device.type == "cuda":
             batch = batch.pin_memory().to(torch_device, non_blocking=True)
         lr = get_lr(state.step, total_steps, config.train.lr, config.train.warmup, config.train.schedule)
-        loss = _train_step(model, optimizer, batch, config, state.step, lr)
-        state.flops += train_flops(preset, config.objective, int((batch != PAD).sum()), data.vocab_size)
+        loss = _train_step(training_loss, replica, optimizer, batch, config, state.step, lr)
+        state.flops += train_flops(preset, config.objective, tokens, data.vocab_size)
         state.samples_seen += count
         state.step += 1
         state.loss_sum += loss
@@ -183,24 +206,26 @@ def run_trial(
 
 
 def _train_step(
-    model: TextEncoder,
+    training_loss: nn.Module,
+    replica: Replica,
     optimizer: torch.optim.Optimizer,
     batch: torch.Tensor,
     config: TrialConfig,
     step: int,
     lr: float,
 ) -> float:
-    """One optimiser step on a batch of (B, views, T) ids; returns the loss. SIGReg's random
-    directions come from (seed, step), so a resumed trial draws the same ones."""
+    """One optimiser step on a batch of (B, views, T) ids; returns the (global batch's) loss.
+    SIGReg's random directions come from (seed, step), so a resumed trial, and every replica of
+    a data-parallel one, draws the same ones."""
     for group in optimizer.param_groups:
         group["lr"] = lr
     generator = torch.Generator().manual_seed(config.seed * 1_000_003 + step)
     with _autocast(batch.device):
-        loss = _loss(model, batch, config, generator)
+        loss = training_loss(batch, generator)
     optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    replica.for_backward(loss).backward()
     if config.train.grad_clip is not None:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.train.grad_clip)
+        torch.nn.utils.clip_grad_norm_(training_loss.parameters(), config.train.grad_clip)
     optimizer.step()
     return float(loss.detach())
 
@@ -253,8 +278,7 @@ def _checkpoint(
         )
         for score in scored
     )
-    state.next_checkpoint += 1
-    state.loss_sum, state.loss_count = 0.0, 0
+    _advance(state)
     status = TrialStatus.COLLAPSED if reason is not None else TrialStatus.RUNNING
     if status == TrialStatus.RUNNING and state.samples_seen >= config.budget_samples:
         status = TrialStatus.DONE
@@ -276,6 +300,12 @@ def _checkpoint(
         report=report,
         history=(*history, *rows),
     )
+
+
+def _advance(state: TrainState) -> None:
+    """Past a checkpoint: the next one is due, and the training loss starts a new mean."""
+    state.next_checkpoint += 1
+    state.loss_sum, state.loss_count = 0.0, 0
 
 
 @torch.no_grad()

@@ -102,6 +102,9 @@ def test_key_changes_with_anything_that_changes_the_result():
     assert spec_of(data={"source": "world", "synonyms": 4}).trials[0].key == base  # the default
     assert spec_of(eval={"metrics": ["cka"]}).trials[0].key != base
     assert spec_of(resources={"cpu": 2}).trials[0].key == base
+    # the global batch is the recipe's: more workers run the same experiment, under the same key
+    assert spec_of(resources={"workers": 4, "placement": "spread"}).trials[0].key == base
+    assert spec_of(resources={"model": {"tiny": {"workers": 2}}}).trials[0].key == base
     assert spec_of(holdout={"data_size": ["4K"]}).trials[0].key == base
 
 
@@ -200,6 +203,15 @@ FILES = {
     "world_extra": (with_top(data={"source": "world", "pairs": "p"}), "data.pairs: unknown key"),
     "gpu_negative": (with_top(resources={"gpu": -1}), "resources.gpu: -1 is out of range"),
     "cpu_zero": (with_top(resources={"cpu": 0}), "resources.cpu: 0 is out of range"),
+    "workers_zero": (with_top(resources={"workers": 0}), "resources.workers: 0 is out of range"),
+    "placement_typo": (
+        with_top(resources={"placement": "spred"}),
+        "resources.placement: 'spred' is not allowed (did you mean 'spread'?)",
+    ),
+    "workers_past_last_batch": (
+        with_top(train={"batch_size": 30}, resources={"model": {"tiny": {"workers": 16}}}),
+        "resources.model.tiny.workers: 16 workers cannot share the last batch of 10 samples",
+    ),
     "holdout_size": (with_top(holdout={"data_size": ["12Q"]}), "holdout.data_size[0]: '12Q' is not a size"),
     "exclude_off_grid": (
         with_top(exclude=[{"objective": "jepa_bad"}]),

@@ -1,0 +1,91 @@
+"""A data-parallel trial: its Tune trial drives a Ray Train `TorchTrainer`, whose workers each run
+`run_trial` with their `Replica` (gloo on CPUs, NCCL on GPUs).
+
+The Tune trial holds only `DRIVER_CPU` while its workers train; each worker holds the trial's
+`cpu` and `gpu`, placed by the sweep's `placement`. Every worker resumes from the trial's one
+checkpoint folder (shared storage on a cluster); the leader (rank 0) alone evaluates, saves there
+through `SavedCheckpoint` and reports, and Ray Train's `TuneReportCallback` hands the leader's
+report to the Tune trial, so rows reach the driver as a one-process trial's do.
+
+Failures: a worker's error ends the Train run and so the Tune trial, which orch's retry budget
+counts as any trial's (`run.retries`); a retry resumes from the last checkpoint. Ray Train itself
+restarts the workers after a node preemption (its default), and they resume the same way.
+"""
+
+import socket
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from orchestrator.run.trainable import REPORT_KEY, TrialCell
+
+__all__ = ["DRIVER_CPU", "run_data_parallel"]
+
+DRIVER_CPU = 0.01  # what the Tune trial of a data-parallel trial holds: it only waits on its workers
+
+
+def run_data_parallel(cell: TrialCell, storage: str, runner: Callable[..., Any] | None) -> None:
+    """Train `cell`'s trial on its workers to the end (or raise the Train run's error)."""
+    import ray.train
+    from ray.train.torch import TorchConfig, TorchTrainer
+    from ray.tune.integration.ray_train import TuneReportCallback
+
+    per_worker = {"CPU": cell.cpu, **({"GPU": cell.gpu} if cell.gpu > 0 else {})}
+    trainer = TorchTrainer(
+        _worker,
+        train_loop_config={"cell": cell, "storage": storage, "runner": runner},
+        torch_config=TorchConfig(backend="nccl" if cell.gpu > 0 else "gloo"),
+        scaling_config=ray.train.ScalingConfig(
+            num_workers=cell.workers,
+            use_gpu=cell.gpu > 0,
+            resources_per_worker=per_worker,
+            placement_strategy=cell.placement.upper(),
+        ),
+        run_config=ray.train.RunConfig(
+            name=f"{cell.key[:12]}-{uuid.uuid4().hex[:8]}",
+            storage_path=str(Path(storage) / "ray-train"),
+            callbacks=[TuneReportCallback()],
+            failure_config=ray.train.FailureConfig(max_failures=0),  # orch's budget counts retries
+        ),
+    )
+    trainer.fit()
+
+
+def _worker(setup: dict) -> None:
+    """One worker of the trial: resume from the trial's checkpoint, train its rows, and (the
+    leader) save and report every checkpoint. Every worker calls `ray.train.report` at each
+    checkpoint, as Ray Train asks; the followers report nothing."""
+    import ray
+    import ray.train
+    import ray.train.torch
+    import torch
+
+    from orchestrator.training.checkpoint import SavedCheckpoint
+    from orchestrator.training.loop import run_trial
+    from orchestrator.training.replicas import Replica
+
+    cell: TrialCell = setup["cell"]
+    context = ray.train.get_context()
+    replica = Replica(context.get_world_rank(), context.get_world_size())
+    directory = Path(setup["storage"]) / "checkpoints" / cell.key
+    torch.set_num_threads(max(1, int(cell.cpu)))
+    saved = SavedCheckpoint.load(directory, cell.key)
+    replica.barrier()  # every worker has read the folder before the leader writes to it
+
+    def on_checkpoint(checkpoint: SavedCheckpoint) -> None:
+        checkpoint.save(directory)
+        ray.train.report({REPORT_KEY: checkpoint.report.as_dict()})
+
+    device = ray.train.torch.get_device() if cell.gpu > 0 else torch.device("cpu")
+    node = ray.get_runtime_context().get_node_id()[:8]
+    (setup["runner"] or run_trial)(
+        cell.config,
+        on_checkpoint,
+        resume=saved,
+        device=str(device),
+        cache_dir=Path(setup["storage"]) / "cache",
+        host=f"{socket.gethostname()}/{node}",
+        replica=replica,
+        on_follow=lambda: ray.train.report({}),
+    )
