@@ -3,7 +3,7 @@
 import contextlib
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -16,6 +16,9 @@ from orchestrator.errors import InputError
 from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
 from orchestrator.spec import load_spec
 
+if TYPE_CHECKING:
+    from orchestrator.run.plan import Throughput
+
 T = TypeVar("T")
 
 
@@ -27,6 +30,26 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
 @cli.command()
 @click.argument("sweep_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--dry-run", is_flag=True, help="List the trials and totals; run nothing.")
+@click.option(
+    "--cluster-gpus",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --dry-run: the plan's makespan on this many GPUs.",
+)
+@click.option(
+    "--peak-tflops",
+    type=click.FloatRange(min=0, min_open=True),
+    default=989.0,
+    show_default=True,
+    help="With --dry-run: a GPU's dense bf16 peak (H100/H200: 989; A100: 312).",
+)
+@click.option(
+    "--mfu",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    default=0.40,
+    show_default=True,
+    help="With --dry-run: the fraction of the peak a training step reaches.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--max-concurrent", type=click.IntRange(min=1), default=None, help="Trials at once.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True)
@@ -55,6 +78,9 @@ def sweep(
     ctx: click.Context,
     sweep_file: str,
     dry_run: bool,
+    cluster_gpus: int | None,
+    peak_tflops: float,
+    mfu: float,
     as_json: bool,
     max_concurrent: int | None,
     retries: int,
@@ -69,16 +95,17 @@ def sweep(
 
     \b
         orch sweep sweeps/goodview_vs_ntp.yaml
-        orch sweep sweeps/goodview_vs_ntp_paper.yaml --dry-run
+        orch sweep sweeps/goodview_vs_ntp_paper.yaml --dry-run --cluster-gpus 64
     """
-    from orchestrator.run.plan import check_widths, plan, totals
+    from orchestrator.run.plan import Throughput, check_widths, plan, totals
 
     spec = load_spec(sweep_file)
     check_widths(spec)
     url = store_url(ctx, spec.store)
     if dry_run:
-        rows = plan(spec, _known_statuses(url, [t.key for t in spec.trials]))
-        summary = totals(rows)
+        throughput = Throughput(peak_tflops, mfu)
+        rows = plan(spec, _known_statuses(url, [t.key for t in spec.trials]), throughput)
+        summary = totals(rows, cluster_gpus)
         if as_json:
             emit_json({"sweep": spec.name, "store": mask_url(url), "trials": rows, "totals": summary})
         else:
@@ -88,6 +115,7 @@ def sweep(
                 f"~{summary['flops_est']:.3g} training FLOPs (estimated); "
                 + ", ".join(f"{n} {state}" for state, n in sorted(summary["by_state"].items()))
             )
+            click.echo(_gpu_time(summary, throughput))
         return
     from orchestrator.run.scheduler import SweepOptions, run_sweep
 
@@ -131,10 +159,36 @@ def _known_statuses(url: str, keys: list[str]) -> dict[str, str]:
         return dict.fromkeys(keys, "unknown")
 
 
+def _gpu_time(summary: dict, throughput: "Throughput") -> str:
+    """The plan's GPU-hours and, on a cluster of --cluster-gpus, its makespan, with what they assume."""
+    if summary["gpu_hours_est"] is None:
+        return "no trial asks for a GPU (resources.gpu: 0): no GPU-hours to estimate"
+    assumed = (
+        f"at {throughput.mfu:.0%} of {throughput.peak_tflops:g} TFLOP/s a GPU, data-parallel workers "
+        "scaling perfectly, evaluation not counted"
+    )
+    line = f"~{summary['gpu_hours_est']:,.0f} GPU-hours ({assumed})"
+    if "makespan_hours_est" in summary:
+        line += (
+            f"\non {summary['cluster_gpus']} GPUs: ~{_hours(summary['makespan_hours_est'])} with the "
+            f"longest trials started first (at least {_hours(summary['makespan_floor_hours'])}: the longest "
+            "trial, or the GPU-hours spread over every GPU)"
+        )
+    return line
+
+
+def _hours(hours: float) -> str:
+    if hours == float("inf"):
+        return "never (a trial asks for more GPUs than the cluster has)"
+    return f"{hours:,.1f} h ({hours / 24:,.1f} days)" if hours >= 48 else f"{hours:,.1f} h"
+
+
 def _plan_table(rows: list[dict]) -> str:
     has_recipe = any(row["recipe"] for row in rows)
+    on_gpus = any(row["gpu_hours_est"] is not None for row in rows)
     headers = ["objective", "model", "params", "data_size", "seed"]
     headers += ["recipe"] if has_recipe else []
+    headers += ["workers"] + (["gpu_h"] if on_gpus else [])
     headers += ["held_out", "key", "state"]
     body = []
     for row in rows:
@@ -147,6 +201,9 @@ def _plan_table(rows: list[dict]) -> str:
         ]
         if has_recipe:
             line.append(" ".join(f"{k.removeprefix('train.')}={v}" for k, v in row["recipe"].items()))
+        line.append(row["workers"])
+        if on_gpus:
+            line.append("" if row["gpu_hours_est"] is None else f"{row['gpu_hours_est']:,.1f}")
         line += ["yes" if row["held_out"] else "", row["key"][:10], row["state"]]
         body.append(line)
     return render_table(headers, body)

@@ -1,6 +1,13 @@
-"""What a sweep will run, before it runs: trial rows for the store and the dry-run's estimates."""
+"""What a sweep will run, before it runs: trial rows for the store and the dry-run's estimates.
 
-from dataclasses import asdict
+GPU-hours come from the plan's training FLOPs at an assumed throughput per GPU (`Throughput`:
+by default 40% of 989 TFLOP/s, an H100's or H200's dense bf16 peak), with data-parallel workers
+assumed to scale perfectly (a trial on 8 GPUs takes an eighth of the wall time and the same
+GPU-hours). Evaluation is not counted.
+"""
+
+import heapq
+from dataclasses import asdict, dataclass
 
 from db import WIDTHS, TrialRow
 from orchestrator.data.sources import source_of
@@ -8,7 +15,18 @@ from orchestrator.errors import InputError
 from orchestrator.spec import CORE_AXES, Spec, TrainConfig
 from orchestrator.spec.catalog import PRESETS, estimate_params, train_flops
 
-__all__ = ["check_widths", "plan", "totals", "trial_rows"]
+__all__ = ["Throughput", "check_widths", "makespan", "plan", "totals", "trial_rows"]
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """What one GPU trains at: its dense bf16 peak and the fraction of it a step reaches (MFU)."""
+
+    peak_tflops: float = 989.0
+    mfu: float = 0.40
+
+    def gpu_hours(self, flops: float) -> float:
+        return flops / (self.peak_tflops * 1e12 * self.mfu) / 3600
 
 
 def check_widths(spec: Spec) -> None:
@@ -53,8 +71,9 @@ def _recipe_overrides(train: TrainConfig, base: dict) -> dict:
     return changed
 
 
-def plan(spec: Spec, statuses: dict[str, str]) -> list[dict]:
-    """One dict per trial: axes, estimated parameters and FLOPs, and its state in the store."""
+def plan(spec: Spec, statuses: dict[str, str], throughput: Throughput = Throughput()) -> list[dict]:
+    """One dict per trial: axes, estimated parameters and FLOPs, its workers, its GPU-hours and
+    hours of wall time (None for a CPU trial), and its state in the store."""
     shape = source_of(spec.data).shape(spec.data)
     base = asdict(spec.trials[0].train)
     overrides: dict[TrainConfig, dict] = {}  # trials share a handful of recipes
@@ -64,13 +83,21 @@ def plan(spec: Spec, statuses: dict[str, str]) -> list[dict]:
             overrides[trial.train] = _recipe_overrides(trial.train, base)
         preset = PRESETS[trial.model]
         tokens = trial.budget_samples * shape.tokens_per_sample
+        flops = train_flops(preset, trial.objective, tokens, shape.vocab_size)
+        resources = spec.resources_for(trial.model)
+        gpus = resources.workers * resources.gpu
+        gpu_hours = throughput.gpu_hours(flops) if gpus > 0 else None
         rows.append(
             {
                 **{axis: getattr(trial, axis) for axis in CORE_AXES},
                 "recipe": overrides[trial.train],
                 "n_params_est": estimate_params(preset, shape.vocab_size, shape.max_len, trial.objective),
                 "samples": trial.budget_samples,
-                "flops_est": train_flops(preset, trial.objective, tokens, shape.vocab_size),
+                "flops_est": flops,
+                "workers": resources.workers,
+                "gpus": gpus,
+                "gpu_hours_est": gpu_hours,
+                "wall_hours_est": None if gpu_hours is None else gpu_hours / gpus,
                 "held_out": spec.is_held_out(trial),
                 "key": trial.key,
                 "state": statuses.get(trial.key, "new"),
@@ -79,13 +106,40 @@ def plan(spec: Spec, statuses: dict[str, str]) -> list[dict]:
     return rows
 
 
-def totals(rows: list[dict]) -> dict:
+def totals(rows: list[dict], cluster_gpus: int | None = None) -> dict:
+    """The plan's sums; with `cluster_gpus`, its makespan on that many GPUs (`makespan`)."""
     by_state: dict[str, int] = {}
     for row in rows:
         by_state[row["state"]] = by_state.get(row["state"], 0) + 1
-    return {
+    on_gpus = [row for row in rows if row["gpu_hours_est"] is not None]
+    summary = {
         "trials": len(rows),
         "samples": sum(row["samples"] for row in rows),
         "flops_est": sum(row["flops_est"] for row in rows),
+        "gpu_hours_est": sum(row["gpu_hours_est"] for row in on_gpus) if on_gpus else None,
         "by_state": by_state,
     }
+    if cluster_gpus is not None and on_gpus:
+        jobs = [(row["wall_hours_est"], row["gpus"]) for row in on_gpus]
+        summary["cluster_gpus"] = cluster_gpus
+        summary["makespan_hours_est"] = makespan(jobs, cluster_gpus)
+        summary["makespan_floor_hours"] = max(
+            max(hours for hours, _ in jobs), sum(hours * gpus for hours, gpus in jobs) / cluster_gpus
+        )
+    return summary
+
+
+def makespan(jobs: list[tuple[float, float]], gpus: int) -> float:
+    """Hours until the last of `jobs` (hours, GPUs held) ends on `gpus` GPUs, each started as
+    soon as enough GPUs are free, in order of length, longest first. A job asking for more GPUs
+    than the cluster has never starts: infinity."""
+    if any(need > gpus for _, need in jobs):
+        return float("inf")
+    free, now, running = float(gpus), 0.0, []  # running: a heap of (end, GPUs)
+    for hours, need in sorted(jobs, key=lambda job: -job[0]):
+        while free < need:
+            now, released = heapq.heappop(running)
+            free += released
+        heapq.heappush(running, (now + hours, need))
+        free -= need
+    return max((end for end, _ in running), default=0.0)

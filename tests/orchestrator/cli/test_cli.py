@@ -85,7 +85,8 @@ def test_dry_run_json_lists_trials_and_totals(tmp_path):
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["sweep"] == "goodview_vs_ntp"
-    assert set(payload["totals"]) == {"trials", "samples", "flops_est", "by_state"}
+    assert set(payload["totals"]) == {"trials", "samples", "flops_est", "gpu_hours_est", "by_state"}
+    assert payload["totals"]["gpu_hours_est"] is None  # the embedded sweep trains on CPUs
     assert payload["totals"]["trials"] == 9 and payload["totals"]["by_state"] == {"new": 9}
     assert payload["totals"]["samples"] == 3 * 3 * 64000  # one 64K run per objective and seed
     first = payload["trials"][0]
@@ -98,6 +99,10 @@ def test_dry_run_json_lists_trials_and_totals(tmp_path):
         "recipe",
         "samples",
         "flops_est",
+        "workers",
+        "gpus",
+        "gpu_hours_est",
+        "wall_hours_est",
         "held_out",
         "key",
         "state",
@@ -116,6 +121,42 @@ def test_paper_grid_dry_run(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "162 trials" in result.stdout and "109M" in result.stdout and "940M" in result.stdout
+
+
+def test_a_dry_run_gives_each_trials_workers_and_the_plans_gpu_hours_and_makespan(tmp_path):
+    """The paper's grid with its BERT-B cells on 8 GPUs each, planned on a 64-GPU cluster."""
+    text = (ROOT / "sweeps/goodview_vs_ntp_paper.yaml").read_text()
+    eight = text.replace(
+        "resources: {cpu: 4, gpu: 1}", "resources: {cpu: 4, gpu: 1, model: {base: {workers: 8}}}"
+    )
+    assert eight != text
+    sweep = tmp_path / "paper.yaml"
+    sweep.write_text(eight.replace("claims: claims/jepa_prh.yaml", ""))
+    args = (
+        "--store",
+        f"sqlite:///{tmp_path / 'o.db'}",
+        "sweep",
+        str(sweep),
+        "--dry-run",
+        "--cluster-gpus",
+        "64",
+    )
+    payload = json.loads(orch(*args, "--json").stdout)
+    workers = {row["model"]: row["workers"] for row in payload["trials"]}
+    assert workers == {"33M": 1, "base": 8}
+    totals = payload["totals"]
+    hours = {(r["model"], r["data_size"], r["objective"]): r["wall_hours_est"] for r in payload["trials"]}
+    # 40% of 989 TFLOP/s: a 940M JEPA trial of the BERT-B shape is about two days on one GPU
+    assert 40 < hours[("base", 940_000_000, "jepa_good")] * 8 < 48
+    gpu_hours = sum(r["gpu_hours_est"] for r in payload["trials"])
+    assert totals["gpu_hours_est"] == pytest.approx(gpu_hours)
+    assert totals["makespan_floor_hours"] == pytest.approx(max(max(hours.values()), gpu_hours / 64))
+    assert (
+        totals["makespan_floor_hours"] <= totals["makespan_hours_est"] < 1.2 * totals["makespan_floor_hours"]
+    )
+    text_out = orch(*args).stdout
+    assert f"~{gpu_hours:,.0f} GPU-hours (at 40% of 989 TFLOP/s a GPU" in text_out
+    assert "on 64 GPUs: ~" in text_out and "with the longest trials started first" in text_out
 
 
 def test_status_on_empty_and_filled_store(tmp_path):

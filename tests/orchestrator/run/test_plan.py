@@ -1,0 +1,27 @@
+"""The dry run's makespan: trials of several GPUs each, started longest first as GPUs free up."""
+
+import pytest
+
+from orchestrator.run.plan import Throughput, makespan
+
+
+def test_one_gpu_trials_are_packed_longest_first():
+    assert makespan([(3, 1), (3, 1), (2, 1), (2, 1), (2, 1)], gpus=2) == 7  # 3+2+2 | 3+2
+    assert makespan([(5, 1), (1, 1), (1, 1)], gpus=8) == 5  # the longest trial bounds it
+    assert makespan([], gpus=4) == 0
+
+
+def test_a_multi_gpu_trial_waits_for_enough_free_gpus():
+    # 8 GPUs: the 4-GPU trial (10 h) and four 1-GPU trials (6 h) start at once; the 8-GPU trial
+    # (2 h) needs every GPU free, at 10 h
+    assert makespan([(10, 4), (6, 1), (6, 1), (6, 1), (6, 1), (2, 8)], gpus=8) == 12
+
+
+def test_a_trial_larger_than_the_cluster_never_starts():
+    assert makespan([(1, 16)], gpus=8) == float("inf")
+
+
+def test_gpu_hours_from_flops():
+    # 940M JEPA samples at ~65 GFLOP each, 40% of an H200's 989 TFLOP/s: about two days
+    assert Throughput().gpu_hours(940e6 * 65e9) == pytest.approx(42.9, abs=0.1)
+    assert Throughput(peak_tflops=312, mfu=0.5).gpu_hours(312e12 * 0.5 * 3600) == pytest.approx(1.0)
