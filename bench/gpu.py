@@ -1,7 +1,9 @@
 """The trainer's step on a GPU: the `base` preset (BERT-B shape) running JEPA and NTP optimiser
 steps in bf16 autocast at batch 256 and 64 tokens, with torch.compile off and on, side by side.
 Prints samples/s and MFU: training FLOPs per second (6 x matmul parameters x tokens, as the
-dry run counts them) over the device's peak, which you give.
+dry run counts them) over the device's peak, which you give. Then the same step inside a
+one-process DDP group (NCCL on a GPU, gloo on the CPU), as a data-parallel trial's worker runs
+it, against the plain step, interleaved: the wrapper's overhead (goal: at least 0.97x).
 
     python bench/gpu.py --peak-tflops 989      # H100/H200 SXM dense bf16
     python bench/gpu.py                         # no GPU: the tiny preset on CPU, said so
@@ -11,14 +13,18 @@ those figures say nothing about a GPU.
 """
 
 import argparse
+import os
+import tempfile
 import time
 
 import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
 
 from orchestrator.spec import parse_spec
 from orchestrator.spec.catalog import PRESETS, train_flops
 from orchestrator.training.encoders import TextEncoder
-from orchestrator.training.loop import _autocast, _loss
+from orchestrator.training.loop import TrainingLoss, _autocast
 
 TOKENS, VOCAB = 64, 30522
 
@@ -28,11 +34,17 @@ def trial(objective: str, model: str):
     return parse_spec({"name": "gpu", "grid": grid}, "gpu.yaml").trials[0]
 
 
-def samples_per_second(objective: str, model: str, batch: int, device: torch.device, compiled: bool) -> float:
+def samples_per_second(
+    objective: str, model: str, batch: int, device: torch.device, compiled: bool, ddp: bool = False
+) -> float:
     config = trial(objective, model)
     torch.manual_seed(0)
     encoder = TextEncoder(PRESETS[model], VOCAB, TOKENS, causal=objective == "ntp").to(device)
-    loss_of = torch.compile(_loss) if compiled else _loss  # the whole loss, embed or LM head included
+    training_loss = TrainingLoss(encoder, config)  # the whole loss, embed or LM head included
+    if ddp:
+        ids = [0] if device.type == "cuda" else None
+        training_loss = DistributedDataParallel(training_loss, device_ids=ids)
+    loss_of = torch.compile(training_loss) if compiled else training_loss
     optimizer = torch.optim.AdamW(encoder.parameters(), lr=1e-4)
     views = 1 if objective == "ntp" else 2
     tokens = torch.randint(4, VOCAB, (batch, views, TOKENS), device=device)
@@ -40,7 +52,7 @@ def samples_per_second(objective: str, model: str, batch: int, device: torch.dev
 
     def step() -> None:
         with _autocast(device):
-            loss = loss_of(encoder, tokens, config, generator)
+            loss = loss_of(tokens, generator)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -80,6 +92,29 @@ def main() -> None:
                 f"{objective:>9} compile {'on ' if compiled else 'off'}: {rate:9,.0f} samples/s, "
                 f"{flops / 1e12:7.2f} TFLOP/s, {mfu}"
             )
+    ddp_overhead(model, batch, device)
+
+
+def ddp_overhead(model: str, batch: int, device: torch.device, rounds: int = 3) -> None:
+    """The plain step against the same step under DDP in a one-process group, interleaved."""
+    with tempfile.TemporaryDirectory() as folder:
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        backend = "nccl" if device.type == "cuda" else "gloo"
+        dist.init_process_group(backend, init_method=f"file://{folder}/rendezvous", rank=0, world_size=1)
+        try:
+            for objective in ("jepa_good", "ntp"):
+                plain, wrapped = [], []
+                for _ in range(rounds):
+                    for ddp, rates in ((False, plain), (True, wrapped)):
+                        rates.append(samples_per_second(objective, model, batch, device, False, ddp))
+                ratio = sorted(w / p for w, p in zip(wrapped, plain, strict=True))[rounds // 2]
+                print(
+                    f"{objective:>9} DDP worker ({backend}, 1 process): {sorted(wrapped)[rounds // 2]:9,.0f} "
+                    f"samples/s against {sorted(plain)[rounds // 2]:,.0f} plain: {ratio:.3f}x "
+                    f"(median of {rounds} interleaved rounds; goal at least 0.97x)"
+                )
+        finally:
+            dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -10,21 +10,16 @@ bound; then the planner's time for 10 curves x 30 candidates x 4000 draws.
 """
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-# Run as `python bench/next.py`, this file's folder comes first on the path and hides `fits`.
-sys.path = [p for p in sys.path if Path(p).resolve() != Path(__file__).resolve().parent]
-
-from fits.beliefs import Cell  # noqa: E402
-from fits.calibration import binomial_se, planted_curve, planted_run  # noqa: E402
-from fits.claim import Claim, Region  # noqa: E402
-from fits.plan import plan_runs  # noqa: E402
-from fits.plan_check import compare_designs, summarize  # noqa: E402
-from fits.planted import SIZES, draw_truth, simulate  # noqa: E402
+from fits.beliefs import Cell
+from fits.calibration import binomial_se, planted_curve, planted_run
+from fits.claim import Claim, Region
+from fits.plan import plan_runs
+from fits.plan_check import compare_designs, summarize
+from fits.planted import SIZES, draw_truth, simulate
 
 BOOTSTRAP = 2000
 

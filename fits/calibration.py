@@ -1,5 +1,5 @@
 """The verdicts on planted truths: how often a true claim is supported and a false one
-contradicted, when the claims are judged exactly as `orch check` judges them. `bench/fits.py`
+contradicted, when the claims are judged exactly as `orch check` judges them. `bench/fitting.py`
 prints these rates with their binomial SEs; the slow tests hold them to the goals.
 
 Each replicate draws a saturating truth for A (`fits.planted.draw_truth`) and makes B from it

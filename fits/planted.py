@@ -1,5 +1,5 @@
 """Planted truths: curves simulated from known laws with seed noise, run through the same fitting
-procedure as `orch fit`, and scored against the truth. `bench/fits.py` prints these figures and
+procedure as `orch fit`, and scored against the truth. `bench/fitting.py` prints these figures and
 the tests hold them to the goals; every experiment takes a seed and is reproducible.
 
 The default world: 10 sizes from 145K to 74M samples (one run per size), 3 seeds, seed sd

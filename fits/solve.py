@@ -16,7 +16,7 @@ __all__ = ["HUBER_DELTA", "Solution", "huber_loss", "least_squares", "start_grid
 
 # Log units. Epoch's Chinchilla replication used 1e-3 on losses; on alignment (seed noise of
 # 2-4% in log units) 1e-3 is near-L1, whose fit jumps when an outlier is a support point:
-# `python bench/fits.py` measures the shift a diverged seed causes at each delta.
+# `python bench/fitting.py` measures the shift a diverged seed causes at each delta.
 HUBER_DELTA = 1e-2
 ITERATIONS = 200
 TOLERANCE = 1e-12  # relative loss change below which a problem has converged

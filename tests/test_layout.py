@@ -63,7 +63,7 @@ ALLOWED: dict[str, set[str]] = {
     "fits.results": {"fits.math", "fits.claim"},
     "fits.baseline_level": {"fits.math", "fits.results", "fits.claim"},  # a level against a baseline
     "fits.verdicts": {"fits.math", "fits.results", "fits.claim", "fits.baseline_level", "foundation"},
-    "fits.calibration": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # bench/fits.py
+    "fits.calibration": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # bench/fitting.py
     "fits.seed_noise": {"fits.results", "fits.verdicts"},  # seed sd against S, for planning
     "fits.beliefs": {"fits.math", "fits.results", "fits.claim", "fits.verdicts", "fits.seed_noise"},
     "fits.plan": {"fits.beliefs", "fits.results", "fits.claim", "fits.verdicts"},  # orch next's picks
@@ -105,7 +105,7 @@ FITS_MATH = (
     "fits.joint",
     "fits.bootstrap",
     "fits.level",
-    "fits.planted",  # the procedure on planted truths, for bench/fits.py and the tests
+    "fits.planted",  # the procedure on planted truths, for bench/fitting.py and the tests
     "fits.finish",  # lmfit's finish of the batched solver's best start, and its profiles
     "fits.measured_gap",  # the model-free gap from the seed means
 )

@@ -1,6 +1,6 @@
 """Verdicts on planted truths (`fits.calibration`): a true claim supported, a false one
 contradicted, an underpowered design seldom wrong. The quick check runs in every suite; the
-slow one is the goal at 300 replicates, what `bench/fits.py --only verdicts` prints."""
+slow one is the goal at 300 replicates, what `bench/fitting.py --only verdicts` prints."""
 
 import pytest
 

@@ -1,7 +1,7 @@
 """The goals of the fitting procedure, checked on planted truths (`fits.planted`).
 
 The fast versions run in every suite; the slow ones (400 replicates, fixed seeds, about three
-minutes) are what `bench/fits.py` prints and what CI runs with `-m slow`.
+minutes) are what `bench/fitting.py` prints and what CI runs with `-m slow`.
 """
 
 import pytest

@@ -4,27 +4,21 @@ causes with and without Huber's loss, the joint law's coverage, the claims' verd
 claim supported, a false one contradicted, each with its binomial SE), and bootstrap timings (1000
 refits of 3 curves per law, batched against one refit at a time, side by side in one run).
 
-    python bench/fits.py                 # 400 replicates per experiment, about 4 minutes
-    python bench/fits.py --replicates 100
-    python bench/fits.py --only verdicts --replicates 300
+    python bench/fitting.py                 # 400 replicates per experiment, about 4 minutes
+    python bench/fitting.py --replicates 100
+    python bench/fitting.py --only verdicts --replicates 300
 """
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-# Run as `python bench/fits.py`, this file's folder comes first on the path and its own name
-# would hide the `fits` package.
-sys.path = [p for p in sys.path if Path(p).resolve() != Path(__file__).resolve().parent]
-
-from fits.bootstrap import bootstrap_refits  # noqa: E402
-from fits.calibration import GOALS, binomial_se, measured_gap_coverage, verdict_rates  # noqa: E402
-from fits.fit import fit_laws  # noqa: E402
-from fits.laws import LAWS  # noqa: E402
-from fits.planted import draw_truth, forecast_check, gap_check, huber_shift, joint_check, simulate  # noqa: E402
+from fits.bootstrap import bootstrap_refits
+from fits.calibration import GOALS, binomial_se, measured_gap_coverage, verdict_rates
+from fits.fit import fit_laws
+from fits.laws import LAWS
+from fits.planted import draw_truth, forecast_check, gap_check, huber_shift, joint_check, simulate
 
 
 def coverage(args: argparse.Namespace) -> None:
