@@ -14,7 +14,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from orchestrator.data.sources import open_trial_data
-from orchestrator.spec import parse_spec
+from orchestrator.spec import TrialConfig, parse_spec
 from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.loop import DEFAULT_CACHE, TrainingLoss, _build, _trim, run_trial
 from orchestrator.training.replicas import SOLO, Replica
@@ -22,12 +22,12 @@ from orchestrator.training.replicas import SOLO, Replica
 WORLD = 2
 
 
-def config_for(objective: str, batch_size: int = 32):
-    """A 1,000-sample trial that evaluates at 0, 256, 512 and 1,000 samples."""
+def config_for(objective: str, batch_size: int = 32, size: int = 1000, **train) -> TrialConfig:
+    """A trial that evaluates at 0, 256, 512, ... samples (1,000 samples: 0, 256, 512, 1,000)."""
     raw = {
         "name": "t",
-        "grid": {"objective": [objective], "model": ["tiny"], "data_size": [1000], "seed": [0]},
-        "train": {"batch_size": batch_size},
+        "grid": {"objective": [objective], "model": ["tiny"], "data_size": [size], "seed": [0]},
+        "train": {"batch_size": batch_size, **train},
         "eval": {"metrics": ["mutual_knn@10", "cka"], "checkpoints": {"per_octave": 1, "first": 256}},
     }
     return parse_spec(raw, "t.yaml").trials[0]
@@ -47,19 +47,20 @@ def first_step(config, replica: Replica) -> tuple[float, dict[str, torch.Tensor]
 
 
 def whole_trial(config, replica: Replica, resume: SavedCheckpoint | None = None) -> dict:
-    """The final parameters and every row the leader reported."""
+    """Where the trial stopped and how; the leader's final parameters and every row it reported."""
     outcome = run_trial(config, lambda checkpoint: None, resume=resume, replica=replica)
+    stopped = {"status": outcome.status, "samples": outcome.samples_seen}
     if outcome.last is None:
-        return {}
+        return stopped
     rows = {(r.samples_seen, r.metric, r.reference): r.value for r in outcome.last.history}
-    return {"model": outcome.last.model, "rows": rows, "flops": outcome.last.state.flops}
+    return stopped | {"model": outcome.last.model, "rows": rows, "flops": outcome.last.state.flops}
 
 
 def function_of(name: str, tensor: torch.Tensor) -> np.ndarray:
     """The part of a parameter the encoder's output depends on. The key projection's bias adds
     q.b to every score of a query, which softmax ignores: its true gradient is zero, so AdamW
     turns rounding noise (whose sum order differs between one process and two) into steps of
-    the learning rate's size. Two one-process runs on different BLAS builds disagree there too."""
+    the learning rate's size."""
     values = tensor.numpy()
     if name.endswith("self_attn.in_proj_bias"):
         width = len(values) // 3  # query, key, value
@@ -67,12 +68,12 @@ def function_of(name: str, tensor: torch.Tensor) -> np.ndarray:
     return values
 
 
-def _replica(rank: int, objective: str, batch_size: int, folder: str, what: str) -> None:
+def _replica(rank: int, config_json: str, folder: str, what: str) -> None:
     dist.init_process_group("gloo", init_method=f"file://{folder}/rendezvous", rank=rank, world_size=WORLD)
     torch.set_num_threads(1)
     try:
         replica = Replica(rank, WORLD)
-        config = config_for(objective, batch_size)
+        config = TrialConfig.from_json(config_json)
         if what == "first_step":
             result = first_step(config, replica)
         else:
@@ -82,8 +83,8 @@ def _replica(rank: int, objective: str, batch_size: int, folder: str, what: str)
         dist.destroy_process_group()
 
 
-def in_two_processes(tmp_path: Path, objective: str, batch_size: int, what: str) -> list:
-    mp.spawn(_replica, args=(objective, batch_size, str(tmp_path), what), nprocs=WORLD, join=True)
+def in_two_processes(tmp_path: Path, config: TrialConfig, what: str) -> list:
+    mp.spawn(_replica, args=(config.to_json(), str(tmp_path), what), nprocs=WORLD, join=True)
     return [torch.load(tmp_path / f"rank{rank}.pt", weights_only=False) for rank in range(WORLD)]
 
 
@@ -91,7 +92,7 @@ def in_two_processes(tmp_path: Path, objective: str, batch_size: int, what: str)
 def test_the_first_step_loss_and_every_gradient_equal_the_one_process_step(tmp_path, objective):
     batch_size = 33  # the two processes hold 16 and 17 rows
     alone_loss, alone_grads = first_step(config_for(objective, batch_size), SOLO)
-    ranks = in_two_processes(tmp_path, objective, batch_size, "first_step")
+    ranks = in_two_processes(tmp_path, config_for(objective, batch_size), "first_step")
     for loss, grads in ranks:
         assert loss == pytest.approx(alone_loss, abs=1e-5)
         for name, grad in alone_grads.items():
@@ -109,8 +110,8 @@ def test_rows_split_disjoint_and_whole():
 def test_after_1000_samples_the_parameters_and_every_row_equal_the_one_process_trial(tmp_path):
     config = config_for("jepa_good")
     alone = whole_trial(config, SOLO)
-    leader, follower = in_two_processes(tmp_path, "jepa_good", 32, "whole_trial")
-    assert follower == {}  # the follower reports nothing
+    leader, follower = in_two_processes(tmp_path, config, "whole_trial")
+    assert follower == {"status": None, "samples": 1000}  # the follower reports nothing
     for name, tensor in alone["model"].items():
         np.testing.assert_allclose(
             function_of(name, leader["model"][name]), function_of(name, tensor), atol=1e-4, err_msg=name
@@ -130,7 +131,16 @@ def test_two_processes_resume_the_checkpoint_one_process_saved(tmp_path):
     alone = {(r.samples_seen, r.metric, r.reference): r.value for r in checkpoints[-1].history}
     midway = next(c for c in checkpoints if c.state.samples_seen == 512)
     midway.save(tmp_path / "saved")
-    leader, _ = in_two_processes(tmp_path, "jepa_good", 32, "whole_trial")
+    leader, _ = in_two_processes(tmp_path, config, "whole_trial")
     assert leader["rows"].keys() == alone.keys()
     for key, value in alone.items():
         assert leader["rows"][key] == pytest.approx(value, abs=1e-4), key
+
+
+def test_a_collapse_the_leader_detects_stops_every_process_at_its_checkpoint(tmp_path):
+    collapsing = config_for("jepa_good", size=4000, sigreg={"weight": 0.0}, lr=0.01, grad_clip=None)
+    alone = whole_trial(collapsing, SOLO)
+    assert alone["status"] == "collapsed" and alone["samples"] < 4000
+    leader, follower = in_two_processes(tmp_path, collapsing, "whole_trial")
+    assert (leader["status"], leader["samples"]) == ("collapsed", alone["samples"])
+    assert follower == {"status": None, "samples": alone["samples"]}
