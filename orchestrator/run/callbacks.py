@@ -11,10 +11,10 @@ Whether an error is retried is `run.retries`' verdict.
 from typing import Any
 
 from db import CheckpointReport, TrialStatus
+from orchestrator.run.cells import REPORT_KEY, RESTARTED_KEY, RESUMED_KEY, key_of
 from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import LOST, RETRY, RetryBudget, error_line
-from orchestrator.run.trainable import REPORT_KEY, RESTARTED_KEY, RESUMED_KEY, key_of
 
 __all__ = ["TuneEvents", "tune_callback"]
 

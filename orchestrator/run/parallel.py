@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.trainable import REPORT_KEY, TrialCell
+from orchestrator.run.cells import REPORT_KEY, TrialCell
 
 __all__ = ["DRIVER_CPU", "run_data_parallel"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.trainable import key_of
+from orchestrator.run.cells import key_of
 
 __all__ = ["GIVE_UP", "LOST", "RETRY", "RetryBudget", "error_line", "retry_scheduler"]
 

@@ -22,6 +22,7 @@ from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
 from orchestrator.interrupts import raise_interrupt
 from orchestrator.run.callbacks import tune_callback
+from orchestrator.run.cells import TrialCell, key_of
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
@@ -30,7 +31,7 @@ from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
-from orchestrator.run.trainable import TrialCell, key_of, trainable
+from orchestrator.run.trainable import trainable
 from orchestrator.spec import Resources, Spec, TrialConfig
 
 __all__ = ["SweepOptions", "SweepOutcome", "run_sweep"]

@@ -19,6 +19,7 @@ from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.loop import DEFAULT_CACHE, TrainingLoss, _build, _trim, run_trial
 from orchestrator.training.replicas import SOLO, Replica
 
+pytestmark = pytest.mark.processes  # two real processes each: run by .ci/run after the README's command
 WORLD = 2
 
 
