@@ -1,6 +1,6 @@
 """The store's read queries, built once here and run by `Store`: a sweep's trials, its
-measurements joined with their trials, what it measured, and the rows `orch export` writes; and
-how their rows become frames."""
+measurements joined with their trials, what it measured, the end of each done trial's training,
+and the rows `orch export` writes; and how their rows become frames."""
 
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -8,11 +8,21 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Select, select
 
 import db.schema as schema
+from db.status import TrialStatus
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["EXPORTED", "as_frame", "chunks", "measured", "measurements", "table", "trials"]
+__all__ = [
+    "EXPORTED",
+    "as_frame",
+    "chunks",
+    "finished_training",
+    "measured",
+    "measurements",
+    "table",
+    "trials",
+]
 
 EXPORTED = ("trials", "measurements", "fits", "forecasts", "gaps", "verdicts")  # what `orch export` writes
 
@@ -47,6 +57,19 @@ def measured(sweep: str) -> Select:
     m, st = schema.measurements, schema.sweep_trials
     query = select(m.c.metric, m.c.reference).join(st, st.c.trial_key == m.c.trial_key)
     return query.where(st.c.sweep == sweep).distinct()
+
+
+def finished_training(objectives: Sequence[str]) -> Select:
+    """(objective, FLOPs, wall seconds) at the end of every done trial of these objectives: its
+    final training-loss row, whose FLOPs and wall time are the whole trial's."""
+    m, t = schema.measurements, schema.trials
+    query = select(t.c.objective, m.c.flops, m.c.wall_s).join(t, t.c.key == m.c.trial_key)
+    return query.where(
+        t.c.status == TrialStatus.DONE.value,
+        t.c.objective.in_(objectives),
+        m.c.metric == "train_loss",
+        m.c.samples_seen == t.c.budget_samples,
+    )
 
 
 def table(name: str, sweep: str) -> Select:

@@ -4,18 +4,24 @@ GPU-hours come from the plan's training FLOPs at an assumed throughput per GPU (
 by default 40% of 989 TFLOP/s, an H100's or H200's dense bf16 peak), with data-parallel workers
 assumed to scale perfectly (a trial on 8 GPUs takes an eighth of the wall time and the same
 GPU-hours). Evaluation is not counted.
+
+A sweep starts its trials longest first (`longest_first`), so that it does not end with one long
+trial running alone while the other slots idle: each trial's FLOPs over its objective's measured
+training rate in the store (FLOP/s, evaluation included), spread over its workers.
 """
 
 import heapq
+import statistics
 from dataclasses import asdict, dataclass
 
 from db import WIDTHS, TrialRow
+from orchestrator.data.shape import TextShape
 from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
-from orchestrator.spec import CORE_AXES, Spec, TrainConfig
+from orchestrator.spec import CORE_AXES, Spec, TrainConfig, TrialConfig
 from orchestrator.spec.catalog import PRESETS, estimate_params, train_flops
 
-__all__ = ["Throughput", "check_widths", "makespan", "plan", "totals", "trial_rows"]
+__all__ = ["Throughput", "check_widths", "longest_first", "makespan", "plan", "totals", "trial_rows"]
 
 
 @dataclass(frozen=True)
@@ -82,8 +88,7 @@ def plan(spec: Spec, statuses: dict[str, str], throughput: Throughput = Throughp
         if trial.train not in overrides:
             overrides[trial.train] = _recipe_overrides(trial.train, base)
         preset = PRESETS[trial.model]
-        tokens = trial.budget_samples * shape.tokens_per_sample
-        flops = train_flops(preset, trial.objective, tokens, shape.vocab_size)
+        flops = _training_flops(trial, shape)
         resources = spec.resources_for(trial.model)
         gpus = resources.workers * resources.gpu
         gpu_hours = throughput.gpu_hours(flops) if gpus > 0 else None
@@ -104,6 +109,25 @@ def plan(spec: Spec, statuses: dict[str, str], throughput: Throughput = Throughp
             }
         )
     return rows
+
+
+def _training_flops(trial: TrialConfig, shape: TextShape) -> float:
+    tokens = trial.budget_samples * shape.tokens_per_sample
+    return train_flops(PRESETS[trial.model], trial.objective, tokens, shape.vocab_size)
+
+
+def longest_first(spec: Spec, trials: list[TrialConfig], rates: dict[str, float]) -> list[TrialConfig]:
+    """`trials` by their estimated wall time, longest first: FLOPs over the objective's measured
+    FLOP/s (`rates`; an objective with none gets the median of the others, and with no rate at
+    all the FLOPs alone decide), over the trial's workers. Ties keep the spec's order."""
+    shape = source_of(spec.data).shape(spec.data)
+    fallback = statistics.median(rates.values()) if rates else 1.0
+
+    def seconds(trial: TrialConfig) -> float:
+        workers = spec.resources_for(trial.model).workers
+        return _training_flops(trial, shape) / rates.get(trial.objective, fallback) / workers
+
+    return sorted(trials, key=seconds, reverse=True)
 
 
 def totals(rows: list[dict], cluster_gpus: int | None = None) -> dict:

@@ -2,7 +2,7 @@
 record. Everything here runs in the driver; what a trial runs on its worker is `run.trainable`.
 
 - The spec is the only grid: the trials the store lacks become one `tune.grid_search` of
-  `TrialCell`s.
+  `TrialCell`s, longest first (`run.plan.longest_first`).
 - Only the driver writes (see `run.callbacks`).
 - Each trial saves its resumable state under `<storage>/checkpoints/<trial key>` at every
   checkpoint, so a retry, or a rerun after Ctrl-C or a killed driver, resumes where it stopped.
@@ -27,7 +27,7 @@ from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
 from orchestrator.run.parallel import DRIVER_CPU
-from orchestrator.run.plan import trial_rows
+from orchestrator.run.plan import longest_first, trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
@@ -121,6 +121,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
         outcome.leased, todo = len(todo) - len(held), [t for t in todo if t.key in held]
         if not todo:
             return outcome
+        todo = longest_first(spec, todo, store.training_rates({t.objective for t in todo}))
         with Heartbeat(store, owner, options.lease_stale_s):
             view = ProgressView(todo, options.progress, options.live)
             outcome.restarted = _run_tune(spec, todo, url, options, storage, view)

@@ -43,6 +43,25 @@ def test_measurement_written_twice_is_one_row(store_url):
     assert frame.iloc[0]["objective"] == "ntp"  # trial columns are joined
 
 
+def test_training_rates_are_the_median_flop_rate_of_each_objectives_done_trials(store_url):
+    store = Store.open(store_url)
+    trials = [trial_row(f"n{i}", objective="ntp", seed=i) for i in range(3)]
+    trials += [trial_row("j0", objective="jepa_good"), trial_row("r0", objective="jepa_good", seed=1)]
+    store.record_sweep("s", "name: s", "h", "s.yaml", trials)
+    for key, wall_s in [("n0", 10.0), ("n1", 20.0), ("n2", 40.0), ("j0", 5.0), ("r0", 1.0)]:
+        final = measurement(
+            key, 4000, metric="train_loss", reference="", eval_set="train", flops=4e10, wall_s=wall_s
+        )
+        early = measurement(
+            key, 1000, metric="train_loss", reference="", eval_set="train", flops=1e10, wall_s=0.1
+        )
+        store.write_measurements([early, final])
+        store.set_status(key, "running", host="h", device="cpu")
+        if key != "r0":  # still running: its rate is not known yet
+            store.set_status(key, "done")
+    assert store.training_rates(["ntp", "jepa_good", "jepa_bad"]) == {"ntp": 2e9, "jepa_good": 8e9}
+
+
 def test_recording_a_sweep_twice_keeps_trial_state(store_url):
     store = Store.open(store_url)
     store.record_sweep("s", "a", "h1", "s.yaml", [trial_row("k1")])

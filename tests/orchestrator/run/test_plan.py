@@ -1,8 +1,10 @@
-"""The dry run's makespan: trials of several GPUs each, started longest first as GPUs free up."""
+"""The dry run's makespan (trials of several GPUs each, started longest first as GPUs free up),
+and the order a sweep starts its trials in: longest first."""
 
 import pytest
 
-from orchestrator.run.plan import Throughput, makespan
+from orchestrator.run.plan import Throughput, longest_first, makespan
+from orchestrator.spec import parse_spec
 
 
 def test_one_gpu_trials_are_packed_longest_first():
@@ -25,3 +27,29 @@ def test_gpu_hours_from_flops():
     # 940M JEPA samples at ~65 GFLOP each, 40% of an H200's 989 TFLOP/s: about two days
     assert Throughput().gpu_hours(940e6 * 65e9) == pytest.approx(42.9, abs=0.1)
     assert Throughput(peak_tflops=312, mfu=0.5).gpu_hours(312e12 * 0.5 * 3600) == pytest.approx(1.0)
+
+
+def ordered(spec, rates):
+    return [(t.objective, t.data_size) for t in longest_first(spec, list(spec.trials), rates)]
+
+
+def test_trials_start_longest_first():
+    grid = {"objective": ["jepa_good", "ntp"], "model": ["tiny"], "data_size": ["2K", "8K"], "seed": [0]}
+    spec = parse_spec({"name": "s", "grid": grid}, "s.yaml")
+    # no rate measured yet: the FLOPs decide (NTP's tiny trial has more than JEPA's at one size)
+    assert ordered(spec, {}) == [("ntp", 8000), ("jepa_good", 8000), ("ntp", 2000), ("jepa_good", 2000)]
+    # JEPA measured 10x slower per FLOP: its 2K trial now outlasts NTP's 8K one
+    slow_jepa = {"jepa_good": 1e8, "ntp": 1e9}
+    expected = [("jepa_good", 8000), ("jepa_good", 2000), ("ntp", 8000), ("ntp", 2000)]
+    assert ordered(spec, slow_jepa) == expected
+    # an objective with no rate gets the median of the others
+    assert ordered(spec, {"jepa_good": 1e9}) == ordered(spec, {})
+
+
+def test_a_trial_on_more_workers_is_shorter():
+    grid = {"objective": ["jepa_good"], "model": ["tiny", "small"], "data_size": ["8K"], "seed": [0]}
+    alone = parse_spec({"name": "s", "grid": grid}, "s.yaml")
+    assert [t.model for t in longest_first(alone, list(alone.trials), {})] == ["small", "tiny"]
+    split = {"name": "s", "grid": grid, "resources": {"model": {"small": {"workers": 8}}}}
+    spec = parse_spec(split, "s.yaml")
+    assert [t.model for t in longest_first(spec, list(spec.trials), {})] == ["tiny", "small"]
