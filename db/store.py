@@ -5,7 +5,6 @@ eval set) is unique and written with ON CONFLICT DO NOTHING, so a retried, resum
 trial can neither lose nor duplicate a row.
 """
 
-import statistics
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -279,16 +278,6 @@ class Store:
         """Measurements (of one metric, or all) joined with their trial's columns (objective,
         model, data size, seed)."""
         return self._frame(queries.measurements(sweep, metric), TrialMeasurement)
-
-    def training_rates(self, objectives: Sequence[str]) -> dict[str, float]:
-        """Training FLOP/s per objective, the median over its done trials in this store (the
-        wall time holds the trial's evaluation too); objectives with none are left out."""
-        rates: dict[str, list[float]] = {}
-        with self.session_scope() as connection:
-            for objective, flops, wall_s in connection.execute(queries.finished_training(list(objectives))):
-                if flops and wall_s:
-                    rates.setdefault(objective, []).append(flops / wall_s)
-        return {objective: float(statistics.median(values)) for objective, values in rates.items()}
 
     def measured(self, sweep: str) -> set[tuple[str, str]]:
         """The (metric, reference) pairs the sweep's trials measured."""

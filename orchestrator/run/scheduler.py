@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from db import Store, TrialStatus, mask_text
+from db.rates import training_rates
 from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
 from orchestrator.interrupts import raise_interrupt
@@ -121,7 +122,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
         outcome.leased, todo = len(todo) - len(held), [t for t in todo if t.key in held]
         if not todo:
             return outcome
-        todo = longest_first(spec, todo, store.training_rates({t.objective for t in todo}))
+        todo = longest_first(spec, todo, training_rates(store, {t.objective for t in todo}))
         with Heartbeat(store, owner, options.lease_stale_s):
             view = ProgressView(todo, options.progress, options.live)
             outcome.restarted = _run_tune(spec, todo, url, options, storage, view)

@@ -28,6 +28,7 @@ from db import (
 from db.engine import engine_for
 from db.migrations import STEPS
 from db.opening import ensure_schema
+from db.rates import training_rates
 from db.survey import survey_sqlite
 from tests.rows import measurement, trial_row
 
@@ -59,7 +60,7 @@ def test_training_rates_are_the_median_flop_rate_of_each_objectives_done_trials(
         store.set_status(key, "running", host="h", device="cpu")
         if key != "r0":  # still running: its rate is not known yet
             store.set_status(key, "done")
-    assert store.training_rates(["ntp", "jepa_good", "jepa_bad"]) == {"ntp": 2e9, "jepa_good": 8e9}
+    assert training_rates(store, ["ntp", "jepa_good", "jepa_bad"]) == {"ntp": 2e9, "jepa_good": 8e9}
 
 
 def test_recording_a_sweep_twice_keeps_trial_state(store_url):
