@@ -256,15 +256,27 @@ def test_a_second_store_run_from_the_same_folder_gets_every_row(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("resources", "asked"), [({"gpu": 1}, "cpu 1, gpu 1"), ({"cpu": 64}, "cpu 64, gpu 0")]
+    ("resources", "asked"),
+    [
+        ({"gpu": 1}, "cpu 1, gpu 1, but no node has that"),
+        ({"cpu": 64}, "cpu 64, gpu 0, but no node has that"),
+        # the session's cluster: two nodes of 1 CPU each
+        ({"workers": 2}, r"2 workers of cpu 1, gpu 0 \(cpu 2.01, gpu 0 in all\), more than the cluster has"),
+        (
+            {"workers": 2, "cpu": 0.5, "placement": "strict_pack"},
+            r"2 workers of cpu 0.5, gpu 0 \(cpu 1.01, gpu 0 in all\), more than one node has",
+        ),
+        (
+            {"workers": 3, "cpu": 0.1, "placement": "strict_spread"},
+            "3 workers .* on as many nodes .*, but the cluster has 2",
+        ),
+    ],
 )
 def test_a_trial_no_node_can_hold_fails_before_anything_runs(tmp_path, resources, asked):
     spec = parse_spec(sweep_raw("big") | {"resources": resources}, "big.yaml")
     url = f"sqlite:///{tmp_path / 'o.db'}"
     started = time.monotonic()
-    with pytest.raises(
-        InputError, match=rf"big.yaml: trials of model tiny ask for {asked}, but no node has that"
-    ):
+    with pytest.raises(InputError, match=rf"big.yaml: trials of model tiny ask for {asked}"):
         run_sweep(spec, url, SweepOptions(storage=tmp_path))
     assert time.monotonic() - started < 30
     assert Store.open(url).sweep_names() == []  # nothing recorded, no trial pending
