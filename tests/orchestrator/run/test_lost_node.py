@@ -1,8 +1,7 @@
 """A worker node lost mid-trial, on a real `ray start` cluster (a head and a worker, each its own
 process tree and temp dir): the worker's raylet is SIGKILLed once the trial on it has checkpointed.
 The trial resumes on the head from that checkpoint, every row lands once, the attempt is counted,
-and under --retries 0 the lost node costs no retry (it is preemption, not failure). The same
-holds for a data-parallel trial that loses the node one of its two workers ran on."""
+and under --retries 0 the lost node costs no retry (it is preemption, not failure)."""
 
 import json
 import re
@@ -24,61 +23,16 @@ pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the R
 FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "3"}
 
 
-def trial_on(store: Path, node_id: str | None = None) -> tuple[str, int] | None:
-    """(key, samples seen) of a trial that has checkpointed past S=0 (its last checkpoint from
-    `node_id`, when given), if any."""
+def trial_on(store: Path, node_id: str) -> tuple[str, int] | None:
+    """(key, samples seen) of the trial whose last checkpoint came from `node_id`, if any."""
     if not store.exists():
         return None
     try:
         with sqlite3.connect(store) as connection:
             query = "SELECT key, samples_seen FROM trials WHERE host LIKE ? AND samples_seen > 0"
-            node = f"%/{node_id[:8]}" if node_id else "%"
-            return connection.execute(query, (node,)).fetchone()
+            return connection.execute(query, (f"%/{node_id[:8]}",)).fetchone()
     except sqlite3.OperationalError:  # the driver is still creating the store
         return None
-
-
-def start_driver(cluster, tmp_path: Path, sweep: Path, store: Path) -> subprocess.Popen:
-    """`orch sweep --retries 0` against the cluster, its checkpoints on the storage every node mounts."""
-    command = [sys.executable, "-m", "orchestrator", "--store", f"sqlite:///{store}", "sweep", str(sweep)]
-    command += ["--address", cluster.address, "--retries", "0", "--json"]
-    command += ["--storage", f"file://{tmp_path / 'shared'}"]  # what every node mounts on a cluster
-    env = clean_env(tmp_path / "driver_home", RAY_AUTH_TOKEN_PATH=str(cluster.token))
-    return subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def kill_worker_node_once_checkpointed(cluster, driver, store: Path, node_id: str | None) -> tuple[str, int]:
-    """SIGKILL the worker node's raylet once a trial (on `node_id`, when given) has checkpointed."""
-    deadline = time.monotonic() + 180
-    while (running := trial_on(store, node_id)) is None and driver.poll() is None:
-        assert time.monotonic() < deadline, "no trial checkpointed"
-        time.sleep(0.2)
-    assert running is not None, driver.communicate()[1].decode()[-3000:]
-    cluster.raylet(cluster.worker_dir).kill()
-    return running
-
-
-def recorded(store: Path, key: str) -> tuple[int, str, tuple[int, int]]:
-    """The trial's attempts and host, and its rows: how many, and how many distinct."""
-    with sqlite3.connect(store) as connection:
-        attempts, host = connection.execute(
-            "SELECT attempts, host FROM trials WHERE key = ?", (key,)
-        ).fetchone()
-        rows = connection.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT samples_seen || metric || reference || eval_set) "
-            "FROM measurements WHERE trial_key = ?",
-            (key,),
-        ).fetchone()
-    return attempts, host, rows
-
-
-def assert_resumed_without_a_retry(stderr: str, key: str, killed_at: int) -> None:
-    label = key[:10]
-    not_counted = "resuming on a live node, not counted as a retry"
-    lost = re.search(rf"{label} .*: node lost \(.*\); {not_counted}", stderr)
-    assert lost, stderr[-3000:]
-    resumed = re.search(rf"{label} .*: resumed from its checkpoint at ([\d,]+) samples", stderr)
-    assert resumed and int(resumed.group(1).replace(",", "")) >= killed_at  # not from step 0
 
 
 def test_a_trial_on_a_lost_node_resumes_on_a_live_one_without_using_a_retry(tmp_path):
@@ -86,32 +40,37 @@ def test_a_trial_on_a_lost_node_resumes_on_a_live_one_without_using_a_retry(tmp_
     store = tmp_path / "orch.db"
     with ray_start_cluster(tmp_path / "home", head_env=FAST_HEALTH_CHECKS) as cluster:
         worker, head = cluster.node_id(cluster.worker_dir), cluster.node_id(cluster.head_dir)
-        driver = start_driver(cluster, tmp_path, sweep, store)
-        key, killed_at = kill_worker_node_once_checkpointed(cluster, driver, store, worker)
+        command = [sys.executable, "-m", "orchestrator", "--store", f"sqlite:///{store}", "sweep", str(sweep)]
+        command += ["--address", cluster.address, "--retries", "0", "--json"]
+        command += ["--storage", f"file://{tmp_path / 'shared'}"]  # what every node mounts on a cluster
+        env = clean_env(tmp_path / "driver_home", RAY_AUTH_TOKEN_PATH=str(cluster.token))
+        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        driver = subprocess.Popen(command, cwd=tmp_path, env=env, **pipes)
+        deadline = time.monotonic() + 180
+        while (running := trial_on(store, worker)) is None and driver.poll() is None:
+            assert time.monotonic() < deadline, "no trial checkpointed on the worker node"
+            time.sleep(0.2)
+        assert running is not None, driver.communicate()[1].decode()[-3000:]
+        cluster.raylet(cluster.worker_dir).kill()
         stdout, stderr = (text.decode() for text in driver.communicate(timeout=400))
     assert driver.returncode == 0, stderr[-3000:]
     assert json.loads(stdout)["counts"] == {"done": 2}  # stdout is the JSON alone, Ray's notes on stderr
-    attempts, host, rows = recorded(store, key)
+    key, killed_at = running
+    with sqlite3.connect(store) as connection:
+        query = "SELECT attempts, host FROM trials WHERE key = ?"
+        attempts, host = connection.execute(query, (key,)).fetchone()
+        rows = connection.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT samples_seen || metric || reference || eval_set) "
+            "FROM measurements WHERE trial_key = ?",
+            (key,),
+        ).fetchone()
     assert attempts == 2 and host.endswith(f"/{head[:8]}")  # the second attempt ran on the head
     assert (tmp_path / "shared" / "checkpoints" / key / "meta.json").exists()
     (trial,) = [t for t in load_spec(sweep).trials if t.key == key]
     assert rows == (expected_rows(trial), expected_rows(trial))  # every row, each once
-    assert_resumed_without_a_retry(stderr, key, killed_at)
-
-
-def test_a_data_parallel_trial_that_loses_a_workers_node_resumes_without_using_a_retry(tmp_path):
-    """Its two workers spread over the head and the worker node; the worker node's raylet dies."""
-    raw = sweep_raw(name="lost_dp", objectives=("jepa_good",), sizes=("8K",), seeds=(0,))
-    raw["resources"] = {"cpu": 0.4, "workers": 2, "placement": "spread"}
-    sweep = write_sweep(tmp_path, raw)
-    store = tmp_path / "orch.db"
-    with ray_start_cluster(tmp_path / "home", head_env=FAST_HEALTH_CHECKS) as cluster:
-        driver = start_driver(cluster, tmp_path, sweep, store)
-        key, killed_at = kill_worker_node_once_checkpointed(cluster, driver, store, None)
-        stdout, stderr = (text.decode() for text in driver.communicate(timeout=400))
-    assert driver.returncode == 0, stderr[-3000:]
-    assert json.loads(stdout)["counts"] == {"done": 1}
-    (trial,) = load_spec(sweep).trials
-    attempts, _, rows = recorded(store, key)
-    assert attempts == 2 and rows == (expected_rows(trial), expected_rows(trial))
-    assert_resumed_without_a_retry(stderr, key, killed_at)
+    label = key[:10]
+    not_counted = "resuming on a live node, not counted as a retry"
+    lost = re.search(rf"{label} .*: node lost \(.*\); {not_counted}", stderr)
+    assert lost, stderr[-3000:]
+    resumed = re.search(rf"{label} .*: resumed from its checkpoint at ([\d,]+) samples", stderr)
+    assert resumed and int(resumed.group(1).replace(",", "")) >= killed_at  # not from step 0
