@@ -13,7 +13,6 @@ those figures say nothing about a GPU.
 """
 
 import argparse
-import os
 import tempfile
 import time
 
@@ -98,7 +97,6 @@ def main() -> None:
 def ddp_overhead(model: str, batch: int, device: torch.device, rounds: int = 3) -> None:
     """The plain step against the same step under DDP in a one-process group, interleaved."""
     with tempfile.TemporaryDirectory() as folder:
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         backend = "nccl" if device.type == "cuda" else "gloo"
         dist.init_process_group(backend, init_method=f"file://{folder}/rendezvous", rank=0, world_size=1)
         try:
