@@ -155,7 +155,12 @@ def run_trial(
     started = time.perf_counter()
     torch_device = torch.device(device)
     data = open_trial_data(config, cache_dir, prefetch_workers(device))
-    scorer = CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references)
+    # only the leader evaluates: a follower prepares no scorer
+    scorer = (
+        CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references)
+        if replica.leads
+        else None
+    )
     model = _build(config, data, torch_device)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
@@ -179,7 +184,7 @@ def run_trial(
     while True:
         if state.next_checkpoint < len(schedule) and state.samples_seen >= schedule[state.next_checkpoint]:
             state.wall_s = wall_before + time.perf_counter() - started
-            if replica.leads:
+            if scorer is not None:
                 last = _checkpoint(model, optimizer, data, scorer, config, state, torch_device, host, history)
                 on_checkpoint(last)
                 history = last.history
