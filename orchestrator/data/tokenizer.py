@@ -7,6 +7,7 @@ is `PAD` everywhere: the encoders and losses read it from here.
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Protocol
 
@@ -102,17 +103,41 @@ def encode_examples(
     """Token ids, right-padded with 0: (n, 2, max_len) for two views, (n, 1, max_len) joined.
 
     Views are `[cls] text [eos]`; a joined pair (NTP) is `[cls] a [sep] b [eos]`. Truncation
-    keeps the head of each text.
+    keeps the head of each text. The rows are laid out with array operations, not a loop per
+    row: at a batch of short captions the loop cost as much as a tenth of the encoding.
     """
     out = np.full((len(pairs), 1 if joined else 2, max_len), PAD, dtype=np.int64)
+    out[:, :, 0] = CLS
     firsts = _encode_all(tokenizer, [a for a, _ in pairs])
     seconds = _encode_all(tokenizer, [b for _, b in pairs])
-    for row, (ids_a, ids_b) in enumerate(zip(firsts, seconds, strict=True)):
-        sequences = [[CLS, *ids_a, SEP, *ids_b, EOS]] if joined else [[CLS, *ids_a, EOS], [CLS, *ids_b, EOS]]
-        for view, ids in enumerate(sequences):
-            ids = ids[:max_len]
-            out[row, view, : len(ids)] = ids
+    after_cls = np.ones(len(pairs), dtype=np.int64)
+    if joined:
+        row = out[:, 0]
+        after_first = _place_ids(row, firsts, after_cls)
+        _place_token(row, SEP, after_first)
+        _place_token(row, EOS, _place_ids(row, seconds, after_first + 1))
+    else:
+        for view, ids in enumerate((firsts, seconds)):
+            _place_token(out[:, view], EOS, _place_ids(out[:, view], ids, after_cls))
     return out
+
+
+def _place_ids(rows: np.ndarray, ids: list[list[int]], start: np.ndarray) -> np.ndarray:
+    """Write row i's ids into `rows[i]` from column `start[i]` on, cut at the row's end; return
+    the column after each row's ids."""
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+    which = np.repeat(np.arange(len(ids)), lengths)
+    columns = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths - start, lengths)
+    inside = columns < rows.shape[1]
+    rows[which[inside], columns[inside]] = flat[inside]
+    return start + lengths
+
+
+def _place_token(rows: np.ndarray, token: int, columns: np.ndarray) -> None:
+    """Write `token` at column `columns[i]` of row i, where that column is inside the row."""
+    inside = np.flatnonzero(columns < rows.shape[1])
+    rows[inside, columns[inside]] = token
 
 
 def encode_texts(tokenizer: Tokenizer, texts: Sequence[str], max_len: int) -> np.ndarray:

@@ -17,7 +17,7 @@ from orchestrator.data.prefetch import Prefetcher, ProcessPrefetcher
 from orchestrator.data.shards import resolve_shards
 from orchestrator.data.sources import open_trial_data
 from orchestrator.data.stream import FileStream, InMemoryStream
-from orchestrator.data.tokenizer import BpeTokenizer, ByteTokenizer, encode_examples
+from orchestrator.data.tokenizer import CLS, EOS, PAD, SEP, BpeTokenizer, ByteTokenizer, encode_examples
 from orchestrator.spec import parse_spec
 from orchestrator.spec.catalog import OBJECTIVES
 from tests.datasets import file_dataset, write_jsonl
@@ -204,6 +204,30 @@ def test_tokenizers_share_special_ids(tmp_path):
     assert bpe.encode("a red disc") == again.encode("a red disc")
     assert len(list(tmp_path.glob("bpe-300-*.json"))) == 1
     assert min(bpe.encode("a red disc")) >= 4  # specials are never produced from text
+
+
+@pytest.mark.parametrize("max_len", [1, 2, 3, 6, 12, 40])
+def test_encoded_rows_are_cls_text_eos_cut_at_max_len(max_len):
+    """The array layout against its definition, row by row: empty texts and every cut included."""
+    rng = np.random.default_rng(max_len)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    pairs = [
+        (
+            "".join(rng.choice(list(letters), rng.integers(0, 15))),
+            "".join(rng.choice(list(letters), rng.integers(0, 15))),
+        )
+        for _ in range(60)
+    ]
+    views = encode_examples(ByteTokenizer(), pairs, max_len=max_len, joined=False)
+    joined = encode_examples(ByteTokenizer(), pairs, max_len=max_len, joined=True)
+    ids = ByteTokenizer().encode
+
+    def padded(sequence: list[int]) -> list[int]:
+        return (sequence + [PAD] * max_len)[:max_len]
+
+    for row, (a, b) in enumerate(pairs):
+        assert views[row].tolist() == [padded([CLS, *ids(a), EOS]), padded([CLS, *ids(b), EOS])]
+        assert joined[row].tolist() == [padded([CLS, *ids(a), SEP, *ids(b), EOS])]
 
 
 def test_file_trial_data_end_to_end(tmp_path):
