@@ -4,14 +4,16 @@
 Only the driver writes: trials (`run.trainable`) `tune.report` a `CheckpointReport` as a plain
 dict under `REPORT_KEY`, keyed by the trial key (never Ray's trial id), so a retried or
 resubmitted trial cannot duplicate a row. A resumed trial also reports `RESUMED_KEY`: the samples
-it resumed at.
+it resumed at; a data-parallel one `WORKERS_KEY`, its workers' placement group, which the driver
+releases when the trial stops (see `run.parallel`).
 Whether an error is retried is `run.retries`' verdict.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from db import CheckpointReport, TrialStatus
-from orchestrator.run.cells import REPORT_KEY, RESTARTED_KEY, RESUMED_KEY, key_of
+from orchestrator.run.cells import REPORT_KEY, RESTARTED_KEY, RESUMED_KEY, WORKERS_KEY, key_of
 from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import LOST, RETRY, RetryBudget, error_line
@@ -22,11 +24,15 @@ __all__ = ["TuneEvents", "tune_callback"]
 class TuneEvents:
     """Tune's trial callbacks, forwarded to the store writer and then to the progress view."""
 
-    def __init__(self, writer: StoreWriter, view: ProgressView, budget: RetryBudget) -> None:
+    def __init__(
+        self, writer: StoreWriter, view: ProgressView, budget: RetryBudget, release: Callable[[str], None]
+    ) -> None:
         self.writer = writer
         self.view = view
         self.budget = budget
+        self.release = release  # removes a stopped trial's workers' placement group
         self.restarted: set[str] = set()  # trials whose unusable checkpoint was set aside
+        self.workers: dict[str, str] = {}  # trial key -> its running workers' placement group
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         self.writer.flush()  # a batch goes out once due; an outage's buffer is retried
@@ -37,6 +43,8 @@ class TuneEvents:
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
         key = key_of(trial)
+        if WORKERS_KEY in result:
+            self.workers[key] = result[WORKERS_KEY]
         if RESTARTED_KEY in result:  # its checkpoint was unusable: set aside, the trial starts over
             self.restarted.add(key)
             self.writer.retried(key, result[RESTARTED_KEY])
@@ -55,6 +63,7 @@ class TuneEvents:
             self.view.event(report.trial_key, resumed)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._release_workers(key_of(trial))
         report = _last_report(trial)
         if self.budget.gave_up(key_of(trial)):  # stopped by the retry scheduler
             status, reason = TrialStatus.FAILED, error_line(trial)
@@ -66,6 +75,7 @@ class TuneEvents:
 
     def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         key, verdict = key_of(trial), self.budget.verdicts.get(key_of(trial))
+        self._release_workers(key)  # before Tune requeues it: the retry may need those resources
         if verdict == LOST:
             reason = f"node lost ({error_line(trial)}); resuming on a live node, not counted as a retry"
         elif verdict == RETRY:
@@ -76,7 +86,12 @@ class TuneEvents:
         self.view.event(key, reason)
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._release_workers(key_of(trial))
         self._finished(key_of(trial), TrialStatus.FAILED, error_line(trial))
+
+    def _release_workers(self, key: str) -> None:
+        if (group := self.workers.pop(key, None)) is not None:
+            self.release(group)
 
     def _finished(self, key: str, status: TrialStatus, reason: str | None) -> None:
         self.writer.finished(key, status, reason)
@@ -95,7 +110,9 @@ def tune_callback(url: str, view: ProgressView, store_wait_s: float, budget: Ret
     """A `ray.tune.Callback` around TuneEvents (Ray imported only when a sweep runs)."""
     from ray.tune import Callback
 
+    from orchestrator.run.parallel import release_workers
+
     class _Callback(TuneEvents, Callback):
         pass
 
-    return _Callback(StoreWriter(url, store_wait_s, notify=view.note), view, budget)
+    return _Callback(StoreWriter(url, store_wait_s, notify=view.note), view, budget, release_workers)

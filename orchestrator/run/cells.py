@@ -6,11 +6,12 @@ from typing import Any
 
 from orchestrator.spec import TrialConfig
 
-__all__ = ["REPORT_KEY", "RESTARTED_KEY", "RESUMED_KEY", "TrialCell", "key_of"]
+__all__ = ["REPORT_KEY", "RESTARTED_KEY", "RESUMED_KEY", "WORKERS_KEY", "TrialCell", "key_of"]
 
 REPORT_KEY = "orch_checkpoint"  # the key of a trial's Tune result that carries its report
 RESUMED_KEY = "orch_resumed_at"  # present in the first result of a trial resumed from a checkpoint
 RESTARTED_KEY = "orch_restarted"  # why an unusable checkpoint was set aside and the trial restarted
+WORKERS_KEY = "orch_workers"  # a data-parallel trial's first result: its workers' placement group
 
 
 @dataclass(frozen=True)

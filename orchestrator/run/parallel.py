@@ -8,8 +8,15 @@ through `SavedCheckpoint` and reports, and Ray Train's `TuneReportCallback` hand
 report to the Tune trial, so rows reach the driver as a one-process trial's do.
 
 Failures: a worker's error ends the Train run and so the Tune trial, which orch's retry budget
-counts as any trial's (`run.retries`); a retry resumes from the last checkpoint. Ray Train itself
-restarts the workers after a node preemption (its default), and they resume the same way.
+counts as any trial's (`run.retries`); a retry resumes from the last checkpoint.
+
+The workers' placement group belongs to the Train controller, an actor of the Tune trial's, and
+lives as long as the driver unless the controller removes it. A controller that dies with its
+Tune trial (the trial's node lost, its process killed) cannot, and Ray Train's own cleaner needs
+the State API, which a cluster without a dashboard lacks: the group would hold its CPUs and GPUs
+for the rest of the sweep, and a retry needing them would wait forever. So the workers' first
+result names the group (`WORKERS_KEY`), and the driver removes it whenever the trial stops
+(`release_workers`).
 """
 
 import socket
@@ -18,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.cells import REPORT_KEY, TrialCell
+from orchestrator.run.cells import REPORT_KEY, WORKERS_KEY, TrialCell
 
-__all__ = ["DRIVER_CPU", "run_data_parallel"]
+__all__ = ["DRIVER_CPU", "release_workers", "run_data_parallel"]
 
 DRIVER_CPU = 0.01  # what the Tune trial of a data-parallel trial holds: it only waits on its workers
 
@@ -52,10 +59,21 @@ def run_data_parallel(cell: TrialCell, storage: str, runner: Callable[..., Any] 
     trainer.fit()
 
 
+def release_workers(placement_group: str) -> None:
+    """On the driver: remove a stopped trial's workers' placement group (hex id) if it is left."""
+    import ray
+    from ray.util.placement_group import PlacementGroup, remove_placement_group
+
+    group = PlacementGroup(ray.PlacementGroupID.from_hex(placement_group))
+    if ray.util.placement_group_table(group).get("state", "REMOVED") != "REMOVED":
+        remove_placement_group(group)
+
+
 def _worker(setup: dict) -> None:
-    """One worker of the trial: resume from the trial's checkpoint, train its rows, and (the
-    leader) save and report every checkpoint. Every worker calls `ray.train.report` at each
-    checkpoint, as Ray Train asks; the followers report nothing."""
+    """One worker of the trial: name the workers' placement group to the driver, resume from the
+    trial's checkpoint, train its rows, and (the leader) save and report every checkpoint. Every
+    worker calls `ray.train.report` at each report, as Ray Train asks; the followers' checkpoint
+    reports are empty."""
     import ray
     import ray.train
     import ray.train.torch
@@ -66,6 +84,7 @@ def _worker(setup: dict) -> None:
     from orchestrator.training.replicas import Replica
 
     cell: TrialCell = setup["cell"]
+    ray.train.report({WORKERS_KEY: ray.get_runtime_context().get_placement_group_id()})
     context = ray.train.get_context()
     replica = Replica(context.get_world_rank(), context.get_world_size())
     directory = Path(setup["storage"]) / "checkpoints" / cell.key

@@ -1,7 +1,8 @@
 """Data-parallel trials through Ray Train, with real processes: a sweep that mixes a 2-worker trial
 (its workers spread over the two nodes) with a one-process trial; SIGKILL of the driver mid-trial
-and the rerun; a worker killed mid-trial and retried from its checkpoint. Each gives every row
-once, and the rows of an uninterrupted 2-worker run."""
+and the rerun; a worker killed mid-trial and retried from its checkpoint; the Tune trial's own
+process killed, whose workers' placement group only the driver can then release. Each gives
+every row once, and the rows of an uninterrupted 2-worker run."""
 
 import os
 import signal
@@ -126,6 +127,23 @@ def test_a_worker_killed_mid_trial_is_retried_from_its_checkpoint_with_rows_once
     assert len(workers) == 2
     workers[-1].kill()
     _, stderr = driver.communicate(timeout=600)
+    assert driver.returncode == 0, stderr
+    assert "retrying after" in stderr and "resumed from its checkpoint" in stderr
+    rows, record = finished_rows(tmp_path, sweep)
+    assert record.attempts == 2
+    assert_same_rows(rows, uninterrupted)
+
+
+def test_a_killed_tune_trial_leaves_no_workers_placement_group_that_starves_its_retry(
+    tmp_path, uninterrupted
+):
+    """The Train controller dies with its Tune trial and cannot remove its workers' placement group
+    (a whole CPU of the driver's 2). Left there, the retry (0.01 + 1 CPU) could never start."""
+    sweep, _, driver = run_to_a_checkpoint(tmp_path, "lost_tune_trial")
+    descendants = psutil.Process(driver.pid).children(recursive=True)
+    (tune_trial,) = [p for p in descendants if "ray::ImplicitFunc" in " ".join(p.cmdline())]
+    tune_trial.kill()
+    _, stderr = driver.communicate(timeout=300)
     assert driver.returncode == 0, stderr
     assert "retrying after" in stderr and "resumed from its checkpoint" in stderr
     rows, record = finished_rows(tmp_path, sweep)
