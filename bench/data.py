@@ -5,8 +5,12 @@ so its rate is per core and its peak memory its own.
 
 Prints tokenized pairs/s per core (goal >= 20K) for the byte and BPE tokenizers, peak memory
 after 0.25M and 2M pairs (flat when it does not grow with the rows read), and whether a fresh
-stream resumed at a checkpoint's sample count gives the same batch as the running one; then BPE
-through 2 prefetch processes (as a GPU trial with spare CPUs gets), each pinned to one thread.
+stream resumed at a checkpoint's sample count gives the same batch as the running one. Beside
+BPE it times `tokenizers`' own batch encoder alone on the same texts, already in memory, in
+batches of the same size, reading each text's ids as any use of them must: orch's ratio to it
+is what the stream (reading, shuffling, laying out the rows) costs around the library (goal
+>= 0.95). Then BPE through 2 prefetch processes (as a GPU trial with spare CPUs gets), each
+pinned to one thread, and their speed-up over one (goal >= 1.8x on 2 cores).
 
     python bench/data.py            # 2M pairs
     python bench/data.py --quick    # 200K pairs
@@ -68,18 +72,47 @@ def run_case(folder: Path, tokenizer: str, pairs: int, resume: int, workers: int
     }
 
 
-def in_process(folder: Path, tokenizer: str, pairs: int, resume: int, workers: int = 0) -> dict:
+def library_case(folder: Path, pairs: int) -> dict:
+    """`tokenizers`' batch encoder alone: the BPE orch trained, on the shards' first `pairs`
+    pairs read into memory before the clock starts, both captions of each batch encoded and
+    their ids read."""
+    import pyarrow.parquet as pq
+    from tokenizers import Tokenizer
+
+    (trained,) = (folder / "cache").glob("bpe-*.json")
+    tokenizer = Tokenizer.from_file(str(trained))
+    tables = [pq.read_table(shard) for shard in sorted(folder.glob("pairs-*.parquet"))]
+    firsts = [text for table in tables for text in table.column("caption_a").to_pylist()][:pairs]
+    seconds = [text for table in tables for text in table.column("caption_b").to_pylist()][:pairs]
+    started = time.perf_counter()
+    for position in range(0, len(firsts), BATCH):
+        for texts in (firsts[position : position + BATCH], seconds[position : position + BATCH]):
+            [encoding.ids for encoding in tokenizer.encode_batch_fast(texts)]
+    return {"rate": len(firsts) / (time.perf_counter() - started)}
+
+
+def pinned(*arguments: str) -> dict:
+    """This script run with `arguments` in a fresh process held to one thread: its JSON line."""
     env = {**os.environ, "RAYON_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}  # one core's worth each
-    args = [sys.executable, __file__, "--case", str(folder), tokenizer, str(pairs), str(resume), str(workers)]
-    result = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+    result = subprocess.run(
+        [sys.executable, __file__, *arguments], capture_output=True, text=True, env=env, check=True
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def in_process(folder: Path, tokenizer: str, pairs: int, resume: int, workers: int = 0) -> dict:
+    return pinned("--case", str(folder), tokenizer, str(pairs), str(resume), str(workers))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--case", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--library", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.library:
+        print(json.dumps(library_case(Path(args.library[0]), int(args.library[1]))))
+        return
     if args.case:
         folder, tokenizer, pairs, resume, workers = args.case
         print(json.dumps(run_case(Path(folder), tokenizer, int(pairs), int(resume), int(workers))))
@@ -105,10 +138,23 @@ def main() -> None:
                 f"({full['peak_mib'] / small['peak_mib']:.2f}x); resumes exactly: "
                 f"{small['resumes_exactly'] and full['resumes_exactly']}"
             )
+        quarter, rounds = total // 4, 3  # interleaved: the machine's noise hits both alike
+        stream_rates, library_rates = [], []
+        for _ in range(rounds):
+            stream_rates.append(in_process(folder, "bpe", quarter, BATCH * 40)["rate"])
+            library_rates.append(pinned("--library", str(folder), str(quarter))["rate"])
+        ratios = [ours / theirs for ours, theirs in zip(stream_rates, library_rates, strict=True)]
+        print(
+            f"  bpe against `tokenizers`' batch encoder alone on the same {quarter:,} pairs in memory "
+            f"({float(np.median(library_rates)):,.0f} pairs/s per core): orch's stream at "
+            f"{float(np.median(ratios)):.3f}x it, median of {rounds} interleaved rounds "
+            f"{[round(r, 3) for r in ratios]} (goal >= 0.95)"
+        )
         spread = in_process(folder, "bpe", total, BATCH * 400, workers=2)
         print(
             f"  bpe, 2 prefetch processes: {spread['rate']:8,.0f} tokenized pairs/s in all "
-            f"({spread['rate'] / 2:,.0f} per process); resumes exactly: {spread['resumes_exactly']}"
+            f"({spread['rate'] / 2:,.0f} per process), {spread['rate'] / full['rate']:.2f}x one "
+            f"(goal >= 1.8x on 2 cores); resumes exactly: {spread['resumes_exactly']}"
         )
 
 
