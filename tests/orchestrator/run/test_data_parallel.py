@@ -120,30 +120,25 @@ def test_sigkill_of_the_driver_mid_trial_then_rerun_gives_the_uninterrupted_rows
     assert_same_rows(rows, uninterrupted)
 
 
-def test_a_worker_killed_mid_trial_is_retried_from_its_checkpoint_with_rows_once(tmp_path, uninterrupted):
-    sweep, _, driver = run_to_a_checkpoint(tmp_path, "lost_worker")
-    descendants = psutil.Process(driver.pid).children(recursive=True)
-    workers = [p for p in descendants if "RayTrainWorker" in " ".join(p.cmdline())]
-    assert len(workers) == 2
-    workers[-1].kill()
-    _, stderr = driver.communicate(timeout=600)
-    assert driver.returncode == 0, stderr
-    assert "retrying after" in stderr and "resumed from its checkpoint" in stderr
-    rows, record = finished_rows(tmp_path, sweep)
-    assert record.attempts == 2
-    assert_same_rows(rows, uninterrupted)
+KILLED = {  # what is killed mid-trial: the mark on its command line, and how many there are
+    "a_worker": ("RayTrainWorker", 2),
+    # The Train controller dies with its Tune trial and cannot remove its workers' placement group
+    # (a whole CPU of the driver's 2): left there, the retry (0.01 + 1 CPU) could never start.
+    "the_tune_trial": ("ray::ImplicitFunc", 1),
+}
 
 
-def test_a_killed_tune_trial_leaves_no_workers_placement_group_that_starves_its_retry(
-    tmp_path, uninterrupted
+@pytest.mark.parametrize("victim", list(KILLED))
+def test_a_process_killed_mid_trial_is_retried_from_its_checkpoint_with_rows_once(
+    tmp_path, uninterrupted, victim
 ):
-    """The Train controller dies with its Tune trial and cannot remove its workers' placement group
-    (a whole CPU of the driver's 2). Left there, the retry (0.01 + 1 CPU) could never start."""
-    sweep, _, driver = run_to_a_checkpoint(tmp_path, "lost_tune_trial")
+    sweep, _, driver = run_to_a_checkpoint(tmp_path, f"killed_{victim}")
+    mark, count = KILLED[victim]
     descendants = psutil.Process(driver.pid).children(recursive=True)
-    (tune_trial,) = [p for p in descendants if "ray::ImplicitFunc" in " ".join(p.cmdline())]
-    tune_trial.kill()
-    _, stderr = driver.communicate(timeout=300)
+    found = [p for p in descendants if mark in " ".join(p.cmdline())]
+    assert len(found) == count
+    found[-1].kill()
+    _, stderr = driver.communicate(timeout=600)
     assert driver.returncode == 0, stderr
     assert "retrying after" in stderr and "resumed from its checkpoint" in stderr
     rows, record = finished_rows(tmp_path, sweep)
