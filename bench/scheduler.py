@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from db import Store
+from db.rates import finished_trainings
 from orchestrator.run.plan import makespan
 from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import TrialConfig, parse_spec
@@ -59,7 +60,9 @@ def main() -> None:
         )
         outcome = run_sweep(spec, f"sqlite:///{folder}/bench.db", options)
         orch_s = time.perf_counter() - start
-        trial_s = trial_seconds(Store.open(f"sqlite:///{folder}/bench.db"))
+        objectives = {trial.objective for trial in spec.trials}
+        finished = finished_trainings(Store.open(f"sqlite:///{folder}/bench.db"), objectives)
+        trial_s = [wall_s for _, _, wall_s in finished]  # each trial's whole run, evaluation included
     print(f"{len(spec.trials)} trials, concurrency {args.concurrency}; orch {outcome.counts}")
     if not args.orch_only:
         print(f"plain process pool: {pool_s:8.1f} s ({rows} rows)")
@@ -73,12 +76,6 @@ def main() -> None:
         f"{orch_s / max(longest, spread):.3f}x the larger (goal <= 1.1); these trial times packed "
         f"longest first, with no overhead, end at {packed:.1f} s ({orch_s / packed:.3f}x)"
     )
-
-
-def trial_seconds(store: Store) -> list[float]:
-    """Each trial's wall time, from its last training-loss row (its whole run, evaluation included)."""
-    frame = store.measurements_frame(metric="train_loss")
-    return frame.groupby("trial_key").wall_s.max().tolist()
 
 
 if __name__ == "__main__":

@@ -117,9 +117,9 @@ def trainer(config) -> tuple[float, int, float]:
     return time.perf_counter() - start, len(checkpoints), checkpoints[-1].report.rows[0].flops
 
 
-def checkpoint_cost(config, repeats: int = 5) -> tuple[float, float]:
+def checkpoint_cost(config, repeats: int = 5) -> tuple[float, float, int]:
     """Seconds a checkpoint takes (eval forward and every score), with and without each neighbour
-    score's item SE and permutation null, on the eval set of `config` (1024 items)."""
+    score's item SE and permutation null, and the eval set's size."""
     data = open_trial_data(config, DEFAULT_CACHE)
     model = _build(config, data, torch.device("cpu"))
     costs = []
@@ -129,7 +129,7 @@ def checkpoint_cost(config, repeats: int = 5) -> tuple[float, float]:
         for _ in range(repeats):
             scorer.score(_embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])
         costs.append((time.perf_counter() - start) / repeats)
-    return costs[0], costs[1]
+    return costs[0], costs[1], len(data.eval_set.tokens)
 
 
 def tokens_per_step(config) -> int:
@@ -176,9 +176,9 @@ def main() -> None:
         f"evaluation's share of the trial: {min(shares):.1%} (goal <= 10%; "
         f"{best['evaluating']:.2f} s of scoring, {best['evaluating'] / checkpoints:.3f} s a checkpoint)"
     )
-    with_noise, without = checkpoint_cost(config)
+    with_noise, without, items = checkpoint_cost(config)
     print(
-        f"one checkpoint on {len(open_trial_data(config, DEFAULT_CACHE).eval_set.tokens)} eval items: "
+        f"one checkpoint on {items} eval items: "
         f"{with_noise:.3f} s with item SE and permutation nulls, {without:.3f} s without: "
         f"they cost {(with_noise - without) / with_noise:.0%} of it"
     )
