@@ -72,6 +72,13 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
 @seconds_option(
     "--store-wait", 600, 0, "Seconds to wait out an unreachable store (rows are held in memory meanwhile)."
 )
+@click.option(
+    "--pack/--no-pack",
+    default=True,
+    show_default=True,
+    help="Run trials estimated under --pack-below seconds one after another in shared processes.",
+)
+@seconds_option("--pack-below", 60, 0, "Seconds under which a trial's estimated time packs it.")
 @store_option
 @click.pass_context
 def sweep(
@@ -90,6 +97,8 @@ def sweep(
     num_gpus: float | None,
     storage: str,
     store_wait: float,
+    pack: bool,
+    pack_below: float,
 ) -> None:
     """Run every trial of a sweep that the store does not have yet.
 
@@ -128,6 +137,7 @@ def sweep(
         num_gpus=num_gpus,
         storage=storage_path(storage),
         store_wait_s=store_wait,
+        pack_below_s=pack_below if pack else 0.0,
         progress=_to_stderr,
         live=sys.stderr.isatty(),
     )

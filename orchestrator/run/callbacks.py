@@ -1,11 +1,12 @@
 """The driver's side of Ray Tune: trial events become store rows and statuses (`StoreWriter`, in
 `run.outbox`) and progress lines (`ProgressView`). `TuneEvents` composes the two.
 
-Only the driver writes: trials (`run.trainable`) `tune.report` a `CheckpointReport` as a plain
-dict under `REPORT_KEY`, keyed by the trial key (never Ray's trial id), so a retried or
-resubmitted trial cannot duplicate a row. A resumed trial also reports `RESUMED_KEY`: the samples
-it resumed at; a data-parallel one `WORKERS_KEY`, its workers' placement group, which the driver
-releases when the trial stops (see `run.parallel`).
+Only the driver writes: trials (`run.trainable`) report `STARTED_KEY` as each starts, then
+`tune.report` a `CheckpointReport` as a plain dict under `REPORT_KEY`, keyed by the trial key
+(never Ray's trial id), so a retried or resubmitted trial cannot duplicate a row; its report with
+a finished status ends it. A resumed trial also reports `RESUMED_KEY`: the samples it resumed at;
+a packed trial's caught error `FAILED_KEY`; a data-parallel one `WORKERS_KEY`, its workers'
+placement group, which the driver releases when the trial stops (see `run.parallel`).
 Whether an error is retried is `run.retries`' verdict.
 """
 
@@ -13,7 +14,15 @@ from collections.abc import Callable
 from typing import Any
 
 from db import CheckpointReport, TrialStatus
-from orchestrator.run.cells import REPORT_KEY, RESTARTED_KEY, RESUMED_KEY, WORKERS_KEY, key_of
+from orchestrator.run.cells import (
+    FAILED_KEY,
+    REPORT_KEY,
+    RESTARTED_KEY,
+    RESUMED_KEY,
+    STARTED_KEY,
+    WORKERS_KEY,
+    key_of,
+)
 from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import LOST, RETRY, RetryBudget, error_line
@@ -22,91 +31,123 @@ __all__ = ["TuneEvents", "tune_callback"]
 
 
 class TuneEvents:
-    """Tune's trial callbacks, forwarded to the store writer and then to the progress view."""
+    """Tune's trial callbacks, forwarded to the store writer and then to the progress view. A
+    Tune trial runs a pack (`run.packing`; most hold one trial): its results name the trial they
+    are about, and what ends the Tune trial ends each of its trials that had not ended."""
 
     def __init__(
-        self, writer: StoreWriter, view: ProgressView, budget: RetryBudget, release: Callable[[str], None]
+        self,
+        writer: StoreWriter,
+        view: ProgressView,
+        budget: RetryBudget,
+        release: Callable[[str], None],
+        packs: dict[str, tuple[str, ...]],
     ) -> None:
         self.writer = writer
         self.view = view
         self.budget = budget
         self.release = release  # removes a stopped trial's workers' placement group
+        self.packs = packs  # pack key -> its trials' keys
         self.restarted: set[str] = set()  # trials whose unusable checkpoint was set aside
-        self.workers: dict[str, str] = {}  # trial key -> its running workers' placement group
+        self.workers: dict[str, str] = {}  # pack key -> its running workers' placement group
+        self.running: dict[str, str] = {}  # pack key -> the trial of it that runs now
+        self.ended: set[str] = set()  # trials recorded done, collapsed or failed by this sweep
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         self.writer.flush()  # a batch goes out once due; an outage's buffer is retried
 
-    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self.writer.started(key_of(trial))
-        self.view.started(key_of(trial))
-
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
-        key = key_of(trial)
+        pack = key_of(trial)
         if WORKERS_KEY in result:
-            self.workers[key] = result[WORKERS_KEY]
+            self.workers[pack] = result[WORKERS_KEY]
+        if STARTED_KEY in result:
+            self._started(pack, result[STARTED_KEY])
         if RESTARTED_KEY in result:  # its checkpoint was unusable: set aside, the trial starts over
+            key, reason = result[RESTARTED_KEY]["key"], result[RESTARTED_KEY]["reason"]
             self.restarted.add(key)
-            self.writer.retried(key, result[RESTARTED_KEY])
-            self.view.event(key, result[RESTARTED_KEY])
-        if REPORT_KEY not in result:
-            return
+            self.writer.retried(key, reason)
+            self.view.event(key, reason)
+        if FAILED_KEY in result:  # a packed trial's error, caught in the pack's process
+            failure = result[FAILED_KEY]
+            if failure["retry"]:
+                self._retried(failure["key"], f"retrying after {failure['error']}")
+            else:
+                self._finished(failure["key"], TrialStatus.FAILED, failure["error"])
+        if REPORT_KEY in result:
+            self._report(pack, result)
+
+    def _report(self, pack: str, result: dict) -> None:
         try:
             report = CheckpointReport.from_dict(result[REPORT_KEY])
         except (KeyError, TypeError, ValueError) as error:  # the driver never dies on a trial's report
-            self.view.event(key, f"a report that does not read ({error}); its rows were not written")
+            self.view.event(pack, f"a report that does not read ({error}); its rows were not written")
             return
         self.writer.checkpoint(report)
         self.view.progress(report.trial_key, report.samples_seen)
         if RESUMED_KEY in result:
             resumed = f"resumed from its checkpoint at {result[RESUMED_KEY]:,} samples"
             self.view.event(report.trial_key, resumed)
+        if report.status.finished:
+            self._finished(report.trial_key, report.status, report.reason)
 
     def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self._release_workers(key_of(trial))
-        report = _last_report(trial)
-        if self.budget.gave_up(key_of(trial)):  # stopped by the retry scheduler
-            status, reason = TrialStatus.FAILED, error_line(trial)
-        elif report is None or not report.status.finished:
-            status, reason = TrialStatus.FAILED, "the trial ended without reaching its sample budget"
+        pack = key_of(trial)
+        self._release_workers(pack)
+        if self.budget.gave_up(pack):  # stopped by the retry scheduler
+            reason = error_line(trial)
         else:
-            status, reason = report.status, report.reason
-        self._finished(key_of(trial), status, reason)
+            reason = "the trial ended without reaching its sample budget"
+        for key in self._unended(pack):
+            self._finished(key, TrialStatus.FAILED, reason)
 
     def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        key, verdict = key_of(trial), self.budget.verdicts.get(key_of(trial))
-        self._release_workers(key)  # before Tune requeues it: the retry may need those resources
+        pack, verdict = key_of(trial), self.budget.verdicts.get(key_of(trial))
+        self._release_workers(pack)  # before Tune requeues it: the retry may need those resources
         if verdict == LOST:
             reason = f"node lost ({error_line(trial)}); resuming on a live node, not counted as a retry"
         elif verdict == RETRY:
             reason = f"retrying after {error_line(trial)}"
         else:
             return  # no retry left: the scheduler stops it, and on_trial_complete says why
+        running = self.running.pop(pack, None)
+        for key in [running] if running else self._unended(pack):
+            self._retried(key, reason)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        pack = key_of(trial)
+        self._release_workers(pack)
+        for key in self._unended(pack):
+            self._finished(key, TrialStatus.FAILED, error_line(trial))
+
+    def _started(self, pack: str, key: str) -> None:
+        if key in self.ended:  # a finished trial of a retried pack: it only re-reports its rows
+            return
+        self.running[pack] = key
+        self.writer.started(key)
+        self.view.started(key)
+
+    def _unended(self, pack: str) -> list[str]:
+        return [key for key in self.packs[pack] if key not in self.ended]
+
+    def _release_workers(self, pack: str) -> None:
+        if (group := self.workers.pop(pack, None)) is not None:
+            self.release(group)
+
+    def _retried(self, key: str, reason: str) -> None:
         self.writer.retried(key, reason)
         self.view.event(key, reason)
 
-    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        self._release_workers(key_of(trial))
-        self._finished(key_of(trial), TrialStatus.FAILED, error_line(trial))
-
-    def _release_workers(self, key: str) -> None:
-        if (group := self.workers.pop(key, None)) is not None:
-            self.release(group)
-
     def _finished(self, key: str, status: TrialStatus, reason: str | None) -> None:
+        if key in self.ended:  # a finished trial's rows, reported again from its checkpoint
+            return
+        self.ended.add(key)
         self.writer.finished(key, status, reason)
         self.view.finished(key, status, reason)
 
 
-def _last_report(trial: Any) -> CheckpointReport | None:
-    """The trial's last report, None when it sent none that reads."""
-    try:
-        return CheckpointReport.from_dict((trial.last_result or {})[REPORT_KEY])
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def tune_callback(url: str, view: ProgressView, store_wait_s: float, budget: RetryBudget) -> Any:
+def tune_callback(
+    url: str, view: ProgressView, store_wait_s: float, budget: RetryBudget, packs: dict[str, tuple[str, ...]]
+) -> Any:
     """A `ray.tune.Callback` around TuneEvents (Ray imported only when a sweep runs)."""
     from ray.tune import Callback
 
@@ -115,4 +156,5 @@ def tune_callback(url: str, view: ProgressView, store_wait_s: float, budget: Ret
     class _Callback(TuneEvents, Callback):
         pass
 
-    return _Callback(StoreWriter(url, store_wait_s, notify=view.note), view, budget, release_workers)
+    writer = StoreWriter(url, store_wait_s, notify=view.note)
+    return _Callback(writer, view, budget, release_workers, packs)

@@ -1,17 +1,31 @@
-"""What the driver and a trial's processes share: the `TrialCell` a trial is handed, the key
-that names a Tune trial's trial, and the keys of the results a trial reports to the driver."""
+"""What the driver and a trial's processes share: the `TrialCell` a trial is handed, the
+`TrialPack` a Tune trial runs, the key that names it, and the keys of the results a trial reports
+to the driver."""
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.spec import TrialConfig
 
-__all__ = ["REPORT_KEY", "RESTARTED_KEY", "RESUMED_KEY", "WORKERS_KEY", "TrialCell", "key_of"]
+__all__ = [
+    "FAILED_KEY",
+    "REPORT_KEY",
+    "RESTARTED_KEY",
+    "RESUMED_KEY",
+    "STARTED_KEY",
+    "WORKERS_KEY",
+    "TrialCell",
+    "TrialPack",
+    "key_of",
+]
 
 REPORT_KEY = "orch_checkpoint"  # the key of a trial's Tune result that carries its report
 RESUMED_KEY = "orch_resumed_at"  # present in the first result of a trial resumed from a checkpoint
 RESTARTED_KEY = "orch_restarted"  # why an unusable checkpoint was set aside and the trial restarted
 WORKERS_KEY = "orch_workers"  # a data-parallel trial's first result: its workers' placement group
+STARTED_KEY = "orch_started"  # the trial (of the pack) that starts now
+FAILED_KEY = "orch_failed"  # a packed trial's error, caught in its process: {key, error, retry}
 
 
 @dataclass(frozen=True)
@@ -30,6 +44,32 @@ class TrialCell:
         return self.config.key
 
 
+@dataclass(frozen=True)
+class TrialPack:
+    """What one Tune trial runs: one trial, or several short ones run one after another in one
+    process (`run.packing`), so that each does not pay a Tune trial's start of its own. All
+    cells of a pack ask for the same resources."""
+
+    cells: tuple[TrialCell, ...]
+
+    @property
+    def key(self) -> str:
+        """A single trial's own key; a pack's, from its trials' keys."""
+        if len(self.cells) == 1:
+            return self.cells[0].key
+        members = "".join(cell.key for cell in self.cells)
+        return "pack-" + hashlib.sha256(members.encode()).hexdigest()[:16]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(cell.key for cell in self.cells)
+
+    @property
+    def ask(self) -> TrialCell:
+        """The cell whose resources the pack asks for (they are all the same)."""
+        return self.cells[0]
+
+
 def key_of(trial: Any) -> str:
-    """The key of the trial a Tune trial runs (its param space's one value)."""
+    """The key of the pack a Tune trial runs (its param space's one value)."""
     return trial.config["trial"]

@@ -7,7 +7,8 @@ GPU-hours). Evaluation is not counted.
 
 A sweep starts its trials longest first (`longest_first`), so that it does not end with one long
 trial running alone while the other slots idle: each trial's FLOPs over its objective's measured
-training rate in the store (FLOP/s, evaluation included), spread over its workers.
+training rate in the store (FLOP/s, evaluation included), spread over its workers
+(`estimated_seconds`, which also decides which trials are short enough to pack).
 """
 
 import heapq
@@ -18,10 +19,24 @@ from db import WIDTHS, TrialRow
 from orchestrator.data.shape import TextShape
 from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
-from orchestrator.spec import CORE_AXES, Spec, TrainConfig, TrialConfig
+from orchestrator.spec import CORE_AXES, Resources, Spec, TrainConfig, TrialConfig
 from orchestrator.spec.catalog import PRESETS, estimate_params, train_flops
 
-__all__ = ["Throughput", "check_widths", "longest_first", "makespan", "plan", "totals", "trial_rows"]
+__all__ = [
+    "ASSUMED_CPU_FLOPS",
+    "Throughput",
+    "check_widths",
+    "estimated_seconds",
+    "longest_first",
+    "makespan",
+    "plan",
+    "totals",
+    "trial_rows",
+]
+
+# A trial's FLOP/s per CPU, evaluation included, before the store has measured any: about what
+# the embedded world's `tiny` model trains at on one core of a 2-core laptop.
+ASSUMED_CPU_FLOPS = 1.0e10
 
 
 @dataclass(frozen=True)
@@ -116,18 +131,32 @@ def _training_flops(trial: TrialConfig, shape: TextShape) -> float:
     return train_flops(PRESETS[trial.model], trial.objective, tokens, shape.vocab_size)
 
 
-def longest_first(spec: Spec, trials: list[TrialConfig], rates: dict[str, float]) -> list[TrialConfig]:
-    """`trials` by their estimated wall time, longest first: FLOPs over the objective's measured
-    FLOP/s (`rates`; an objective with none gets the median of the others, and with no rate at
-    all the FLOPs alone decide), over the trial's workers. Ties keep the spec's order."""
+def estimated_seconds(spec: Spec, trials: list[TrialConfig], rates: dict[str, float]) -> dict[str, float]:
+    """Each trial's estimated wall seconds, by key: its FLOPs over its objective's measured
+    FLOP/s (`rates`; an objective with none gets the median of the others), over its workers.
+    With no rate at all, an assumed one: `ASSUMED_CPU_FLOPS` per CPU, or a GPU at `Throughput`."""
     shape = source_of(spec.data).shape(spec.data)
-    fallback = statistics.median(rates.values()) if rates else 1.0
+    fallback = statistics.median(rates.values()) if rates else None
+    seconds = {}
+    for trial in trials:
+        resources = spec.resources_for(trial.model)
+        rate = rates.get(trial.objective, fallback) or _assumed_rate(resources)
+        seconds[trial.key] = _training_flops(trial, shape) / rate / resources.workers
+    return seconds
 
-    def seconds(trial: TrialConfig) -> float:
-        workers = spec.resources_for(trial.model).workers
-        return _training_flops(trial, shape) / rates.get(trial.objective, fallback) / workers
 
-    return sorted(trials, key=seconds, reverse=True)
+def _assumed_rate(resources: Resources) -> float:
+    if resources.gpu > 0:
+        throughput = Throughput()
+        return throughput.peak_tflops * 1e12 * throughput.mfu * resources.gpu
+    return ASSUMED_CPU_FLOPS * resources.cpu
+
+
+def longest_first(spec: Spec, trials: list[TrialConfig], rates: dict[str, float]) -> list[TrialConfig]:
+    """`trials` by their estimated wall time (`estimated_seconds`), longest first. Ties keep the
+    spec's order."""
+    seconds = estimated_seconds(spec, trials, rates)
+    return sorted(trials, key=lambda trial: seconds[trial.key], reverse=True)
 
 
 def totals(rows: list[dict], cluster_gpus: int | None = None) -> dict:

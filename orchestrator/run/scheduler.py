@@ -2,7 +2,8 @@
 record. Everything here runs in the driver; what a trial runs on its worker is `run.trainable`.
 
 - The spec is the only grid: the trials the store lacks become one `tune.grid_search` of
-  `TrialCell`s, longest first (`run.plan.longest_first`).
+  `TrialPack`s, longest first by their estimated time (`run.plan.estimated_seconds`); short
+  trials share a pack, and so one process (`run.packing`).
 - Only the driver writes (see `run.callbacks`).
 - Each trial saves its resumable state under `<storage>/checkpoints/<trial key>` at every
   checkpoint, so a retry, or a rerun after Ctrl-C or a killed driver, resumes where it stopped.
@@ -23,12 +24,13 @@ from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
 from orchestrator.interrupts import raise_interrupt
 from orchestrator.run.callbacks import tune_callback
-from orchestrator.run.cells import TrialCell, key_of
+from orchestrator.run.cells import TrialCell, TrialPack, key_of
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
+from orchestrator.run.packing import PACK_BELOW_S, make_packs
 from orchestrator.run.parallel import DRIVER_CPU
-from orchestrator.run.plan import longest_first, trial_rows
+from orchestrator.run.plan import estimated_seconds, trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
@@ -52,6 +54,7 @@ class SweepOptions:
     live: bool = False  # rewrite one progress line in place (a terminal)
     store_wait_s: float = STORE_WAIT_S  # how long an unreachable store is waited out
     lease_stale_s: float = LEASE_STALE_S  # a lease without a heartbeat this long is a dead driver's
+    pack_below_s: float = PACK_BELOW_S  # trials estimated shorter share a process (0: none do)
 
 
 @dataclass
@@ -122,10 +125,12 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
         outcome.leased, todo = len(todo) - len(held), [t for t in todo if t.key in held]
         if not todo:
             return outcome
-        todo = longest_first(spec, todo, training_rates(store, {t.objective for t in todo}))
+        seconds = estimated_seconds(spec, todo, training_rates(store, {t.objective for t in todo}))
+        cells = [_cell(trial, spec.resources_for(trial.model)) for trial in todo]
+        packs = make_packs(cells, seconds, _slots(options), options.pack_below_s)
         with Heartbeat(store, owner, options.lease_stale_s):
             view = ProgressView(todo, options.progress, options.live)
-            outcome.restarted = _run_tune(spec, todo, url, options, storage, view)
+            outcome.restarted = _run_tune(spec, packs, url, options, storage, view)
     except KeyboardInterrupt:
         outcome.interrupted = True
         _mark_interrupted(store, todo)
@@ -233,23 +238,42 @@ def _stop_ray(options: SweepOptions) -> None:
         end_stragglers()
 
 
+def _slots(options: SweepOptions) -> Callable[[TrialCell], int]:
+    """How many trials asking what a cell asks the sweep runs at once: what the live cluster
+    holds of them, at most `max_concurrent`."""
+    import ray
+
+    cluster = ray.cluster_resources()
+
+    def slots(cell: TrialCell) -> int:
+        asks = (("CPU", cell.cpu), ("GPU", cell.gpu))
+        held = [cluster.get(kind, 0) / asked for kind, asked in asks if asked]
+        fits = int(min(held)) if held else 1
+        return max(1, min(fits, options.max_concurrent or fits))
+
+    return slots
+
+
 def _run_tune(
-    spec: Spec, todo: list[TrialConfig], url: str, options: SweepOptions, storage: Path, view: ProgressView
+    spec: Spec, packs: list[TrialPack], url: str, options: SweepOptions, storage: Path, view: ProgressView
 ) -> int:
-    """Run the trials as one Tune run; returns how many started over from an unusable checkpoint."""
+    """Run the packs as one Tune run; returns how many trials started over from an unusable
+    checkpoint."""
     from ray import tune
 
-    cells = {t.key: _cell(t, spec.resources_for(t.model)) for t in todo}
-    asks = {key: _tune_ask(cell) for key, cell in cells.items()}
+    by_key = {pack.key: pack for pack in packs}
+    asks = {key: _tune_ask(pack.ask) for key, pack in by_key.items()}
     budget = RetryBudget(options.retries)
-    callback = tune_callback(url, view, options.store_wait_s, budget)
+    callback = tune_callback(url, view, options.store_wait_s, budget, {k: p.keys for k, p in by_key.items()})
     with_resources = tune.with_resources(
-        tune.with_parameters(trainable, cells=cells, storage=str(storage), runner=options.runner),
+        tune.with_parameters(
+            trainable, packs=by_key, storage=str(storage), runner=options.runner, retries=options.retries
+        ),
         lambda config: asks[config["trial"]],
     )
     tuner = tune.Tuner(
         with_resources,
-        param_space={"trial": tune.grid_search(list(cells))},
+        param_space={"trial": tune.grid_search(list(by_key))},
         tune_config=tune.TuneConfig(
             max_concurrent_trials=options.max_concurrent,
             reuse_actors=True,

@@ -116,6 +116,7 @@ def test_sigkill_of_the_driver_then_rerun_records_every_row_once(tmp_path):
     driver.wait()
     before = {key: status for key, status in statuses(tmp_path).items() if status == "done"}
     assert 0 < len(before) < 6
+    assert list((tmp_path / ".orch" / "ray").glob("*/pack-*"))  # six short trials: killed mid-pack
     rerun = start_driver(tmp_path, sweep, "--num-cpus", "2", env=env)
     _, stderr = rerun.communicate(timeout=600)
     assert rerun.returncode == 0, stderr
