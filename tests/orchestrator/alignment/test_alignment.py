@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from orchestrator import alignment as al
+from orchestrator.alignment.arrays import quantile, unit_rows
 
 # --- independent references: dense n x n, numpy float64, written from the papers ----------
 
@@ -223,6 +224,20 @@ def test_prepare_clamps_and_normalises():
     assert torch.allclose(prepared.norm(dim=1), torch.ones(3, dtype=prepared.dtype))
     raw = al.prepare(x, clamp_quantile=None, normalize=False)
     assert torch.equal(raw, torch.as_tensor(x))
+
+
+def test_the_clamp_quantile_is_torch_quantile_to_the_last_bit():
+    """prepare's order-statistic quantile against torch.quantile's full sort: every score of a
+    checkpoint starts from it, so its values must not move."""
+    generator = torch.Generator().manual_seed(0)
+    for size in (2, 3, 17, 1000, 65536, 70001):
+        values = torch.randn(size, dtype=torch.float64, generator=generator).abs()
+        for flat in (values, (values * 4).round()):  # and with ties
+            for q in (0.0, 0.05, 0.5, 0.95, 0.999, 1.0):
+                assert torch.equal(quantile(flat, q), torch.quantile(flat, q)), (size, q)
+    x = torch.randn(1024, 64, generator=generator)
+    limit = torch.quantile(x.abs().flatten().double(), 0.95).float()
+    assert torch.equal(al.prepare(x), unit_rows(x.clamp(-limit, limit)))
 
 
 def test_max_over_layers_names_the_best_pair():
