@@ -12,11 +12,12 @@ Every problem is a `DataError` naming the file (and line or column where there i
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from orchestrator.data.matrices import DataError, check_matrix, load_arrays
-from orchestrator.data.shards import read_rows, resolve_shards, rows_of
+from orchestrator.data.shards import parquet_batches, parquet_columns, read_rows, resolve_shards, rows_of
 from orchestrator.spec import DataConfig
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 CHECKED_ROWS = 10_000  # rows of each training file the driver reads before any trial starts
+PAIR_COLUMNS = ("caption_a", "caption_b")
 
 
 def _text(row: dict, column: str, where: str) -> str:
@@ -53,18 +55,48 @@ def document_shards(data: DataConfig) -> list[Path]:
 def iter_pairs(shards: list[Path]) -> Iterator[tuple[str, str]]:
     """Two captions of one image per example."""
     pending: tuple[object, str] | None = None
-    for where, row in rows_of(shards):
-        if "caption_a" in row or "caption_b" in row:
-            yield _text(row, "caption_a", where), _text(row, "caption_b", where)
+    for path in shards:
+        if _has_pair_columns(path):
+            yield from _parquet_pairs(path)
             continue
-        if "image_id" not in row:
-            raise DataError(f"{where}: column 'image_id' is missing (or give caption_a and caption_b)")
-        caption = _text(row, "caption", where)
-        if pending is not None and pending[0] == row["image_id"]:
-            yield pending[1], caption
-            pending = None
-        else:
-            pending = (row["image_id"], caption)
+        for where, row in read_rows(path):
+            if "caption_a" in row or "caption_b" in row:
+                yield _text(row, "caption_a", where), _text(row, "caption_b", where)
+                continue
+            if "image_id" not in row:
+                raise DataError(f"{where}: column 'image_id' is missing (or give caption_a and caption_b)")
+            caption = _text(row, "caption", where)
+            if pending is not None and pending[0] == row["image_id"]:
+                yield pending[1], caption
+                pending = None
+            else:
+                pending = (row["image_id"], caption)
+
+
+def _has_pair_columns(path: Path) -> bool:
+    return path.suffix == ".parquet" and path.exists() and set(PAIR_COLUMNS) <= set(parquet_columns(path))
+
+
+def _parquet_pairs(path: Path) -> Iterator[tuple[str, str]]:
+    """A Parquet file's caption pairs read a column at a time: a row at a time, the reading cost
+    a tenth of what tokenizing them does. Its rows are checked as `_text` checks a row, and the
+    first bad one is named as the row-by-row read would name it."""
+    for before, batch in parquet_batches(path, list(PAIR_COLUMNS)):
+        columns = [batch.column(name) for name in PAIR_COLUMNS]
+        firsts, seconds = (column.to_pylist() for column in columns)
+        if not (_all_text(columns[0], firsts) and _all_text(columns[1], seconds)):
+            for offset, row in enumerate(batch.to_pylist(), start=before + 1):
+                for name in PAIR_COLUMNS:
+                    _text(row, name, f"{path}: row {offset}")
+        yield from zip(firsts, seconds, strict=True)
+
+
+def _all_text(column: Any, values: list) -> bool:
+    """Every value is a string with more than white space."""
+    import pyarrow as pa
+
+    is_text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+    return is_text and column.null_count == 0 and all(map(str.strip, values))
 
 
 def iter_documents(shards: list[Path]) -> Iterator[tuple[str, str]]:

@@ -13,12 +13,13 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from orchestrator.data.matrices import DataError
 
-__all__ = ["SHARD_SEED", "read_rows", "resolve_shards", "rows_of"]
+__all__ = ["SHARD_SEED", "parquet_batches", "parquet_columns", "read_rows", "resolve_shards", "rows_of"]
 
 SHARD_SEED = 0
 SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet")
@@ -82,21 +83,35 @@ def _json_row(path: Path, line_number: int, raw: bytes) -> dict:
 
 
 def _parquet_rows(path: Path) -> Iterator[tuple[str, dict]]:
-    import pyarrow.parquet as pq
+    for before, batch in parquet_batches(path):
+        for offset, row in enumerate(batch.to_pylist(), start=before + 1):
+            yield f"{path}: row {offset}", row
 
-    try:
-        parquet = pq.ParquetFile(path)
-    except Exception as error:  # pyarrow raises several types for a broken file
-        raise DataError(f"{path}: not a readable Parquet file ({error})") from None
-    row_number = 0
-    batches = parquet.iter_batches(batch_size=8192)
+
+def parquet_columns(path: Path) -> list[str]:
+    """The column names of a Parquet file (a DataError for one that does not read)."""
+    return _parquet_file(path).schema_arrow.names
+
+
+def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[tuple[int, Any]]:
+    """(rows before it, batch) for every record batch of a Parquet file (of `columns`, or all)."""
+    batches = _parquet_file(path).iter_batches(batch_size=8192, columns=columns)
+    before = 0
     while True:
         try:
             batch = next(batches, None)
         except Exception as error:  # a corrupted page: OSError, ArrowInvalid, ...
-            raise DataError(f"{path}: unreadable after row {row_number} ({error})") from None
+            raise DataError(f"{path}: unreadable after row {before} ({error})") from None
         if batch is None:
             return
-        for row in batch.to_pylist():
-            row_number += 1
-            yield f"{path}: row {row_number}", row
+        yield before, batch
+        before += batch.num_rows
+
+
+def _parquet_file(path: Path) -> Any:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except Exception as error:  # pyarrow raises several types for a broken file
+        raise DataError(f"{path}: not a readable Parquet file ({error})") from None

@@ -38,6 +38,7 @@ from orchestrator.spec.catalog import Objective, objective_of
 __all__ = ["EvalSet", "TrialData", "file_data", "file_scoring_set", "world_data", "world_scoring_set"]
 
 SHUFFLE_BUFFER = 16384
+DRAW_BLOCK = 4096  # shuffle-buffer positions drawn at once
 BPE_TRAINING_TEXTS = 200_000
 
 
@@ -102,15 +103,23 @@ class FileStream:
 
     def _epoch(self, epoch: int) -> Iterator[tuple[str, str]]:
         rng = np.random.default_rng([self.seed, epoch])
-        buffer: list[tuple[str, str]] = []
+        pairs = islice(self.open_pairs(), self.size)
+        buffer = list(islice(pairs, SHUFFLE_BUFFER - 1))
         produced = 0
-        for pair in islice(self.open_pairs(), self.size):
-            buffer.append(pair)
-            if len(buffer) >= SHUFFLE_BUFFER:
-                index = int(rng.integers(len(buffer)))
+        due = max(0, self.size - SHUFFLE_BUFFER + 1)  # one draw per example read into a full buffer
+        while due > 0:
+            # a block of draws gives the numbers one draw at a time would (numpy's generators
+            # are sequential), at a fraction of their cost
+            picks = rng.integers(SHUFFLE_BUFFER, size=min(DRAW_BLOCK, due)).tolist()
+            due -= len(picks)
+            before = produced
+            for index, pair in zip(picks, pairs, strict=False):  # the data may end first
+                buffer.append(pair)
                 buffer[index], buffer[-1] = buffer[-1], buffer[index]
                 yield buffer.pop()
                 produced += 1
+            if produced - before < len(picks):  # the data ran out: too few examples (raised below)
+                break
         for index in rng.permutation(len(buffer)):
             yield buffer[index]
             produced += 1
@@ -125,10 +134,11 @@ class FileStream:
             if self._iterator is None or self._position != position + len(pairs):
                 self._iterator = islice(self._epoch(epoch), offset, None)
                 self._position = position + len(pairs)
-            try:
-                pairs.append(next(self._iterator))
-                self._position += 1
-            except StopIteration:
+            wanted = count - len(pairs)
+            pairs.extend(islice(self._iterator, wanted))
+            got = len(pairs) - (count - wanted)
+            self._position += got
+            if got < wanted:  # the epoch ended: the next starts
                 self._iterator = None
         return pairs
 

@@ -16,7 +16,7 @@ from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_
 from orchestrator.data.prefetch import Prefetcher, ProcessPrefetcher
 from orchestrator.data.shards import resolve_shards
 from orchestrator.data.sources import open_trial_data
-from orchestrator.data.stream import FileStream, InMemoryStream
+from orchestrator.data.stream import DRAW_BLOCK, SHUFFLE_BUFFER, FileStream, InMemoryStream
 from orchestrator.data.tokenizer import CLS, EOS, PAD, SEP, BpeTokenizer, ByteTokenizer, encode_examples
 from orchestrator.spec import parse_spec
 from orchestrator.spec.catalog import OBJECTIVES
@@ -119,6 +119,61 @@ def test_a_file_stream_resumes_exactly_and_prefetching_changes_no_batch(tmp_path
     assert len(workers) == 2 and not any(worker.is_alive() for worker in workers)
     epoch = np.concatenate(direct[:5])[:, 0, :]
     assert len({bytes(row) for row in epoch}) == 40  # one epoch visits each of the 40 examples once
+
+
+def one_draw_at_a_time(items: list, seed: int, epoch: int) -> list:
+    """The shuffle buffer as it was first written: one draw per example read into it."""
+    rng, buffer, out = np.random.default_rng([seed, epoch]), [], []
+    for item in items:
+        buffer.append(item)
+        if len(buffer) >= SHUFFLE_BUFFER:
+            index = int(rng.integers(len(buffer)))
+            buffer[index], buffer[-1] = buffer[-1], buffer[index]
+            out.append(buffer.pop())
+    return out + [buffer[index] for index in rng.permutation(len(buffer))]
+
+
+@pytest.mark.parametrize(
+    "size", [10, SHUFFLE_BUFFER - 1, SHUFFLE_BUFFER, SHUFFLE_BUFFER + 2 * DRAW_BLOCK + 7]
+)
+def test_an_epoch_is_the_order_one_draw_at_a_time_gave(size):
+    items = [(f"a{i}", f"b{i}") for i in range(size)]
+    stream = FileStream(lambda: iter(items), lambda pairs: pairs, size, seed=3)
+    for epoch in (0, 1):  # read in uneven pieces, across the epoch's end
+        got = [
+            pair
+            for start in range(0, size, 997)
+            for pair in stream.read(epoch * size + start, min(997, size - start))
+        ]
+        assert got == one_draw_at_a_time(items, seed=3, epoch=epoch)
+
+
+def test_parquet_pairs_read_a_column_at_a_time_are_the_rows_and_bad_rows_are_named(tmp_path):
+    firsts = [f"first {i}" for i in range(20_000)]  # three record batches
+    seconds = [f"second {i}" if i % 7 else f" second {i} " for i in range(20_000)]
+    pq.write_table(
+        pa.table({"caption_a": firsts, "caption_b": seconds, "n": range(20_000)}), tmp_path / "p.parquet"
+    )
+    assert list(iter_pairs([tmp_path / "p.parquet"])) == list(zip(firsts, seconds, strict=True))
+    bad = {
+        "caption_b is null": (
+            pa.table({"caption_a": firsts, "caption_b": [*seconds[:9000], None, *seconds[9001:]]}),
+            "row 9001: column 'caption_b' is missing or not text",
+        ),
+        "caption_a is blank": (
+            pa.table({"caption_a": [*firsts[:12], " \t", *firsts[13:]], "caption_b": seconds}),
+            "row 13: column 'caption_a' is empty",
+        ),
+        "caption_b is a number": (
+            pa.table({"caption_a": firsts, "caption_b": range(20_000)}),
+            "row 1: column 'caption_b' is missing or not text",
+        ),
+    }
+    for name, (table, message) in bad.items():
+        path = tmp_path / f"{name.replace(' ', '_')}.parquet"
+        pq.write_table(table, path)
+        with pytest.raises(DataError, match=re.escape(f"{path}: {message}")):
+            list(iter_pairs([path]))
 
 
 def test_a_prefetch_process_error_reaches_the_trainer_in_one_line(tmp_path):
