@@ -80,7 +80,11 @@ class TuneEvents:
         try:
             report = CheckpointReport.from_dict(result[REPORT_KEY])
         except (KeyError, TypeError, ValueError) as error:  # the driver never dies on a trial's report
-            self.view.event(pack, f"a report that does not read ({error}); its rows were not written")
+            text = f"a report that does not read ({error}); its rows were not written"
+            if pack in self.running:
+                self.view.event(self.running[pack], text)
+            else:
+                self.view.note(f"orch: Tune trial {pack[:12]}: {text}")
             return
         self.writer.checkpoint(report)
         self.view.progress(report.trial_key, report.samples_seen)

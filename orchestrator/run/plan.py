@@ -5,10 +5,10 @@ by default 40% of 989 TFLOP/s, an H100's or H200's dense bf16 peak), with data-p
 assumed to scale perfectly (a trial on 8 GPUs takes an eighth of the wall time and the same
 GPU-hours). Evaluation is not counted.
 
-A sweep starts its trials longest first (`longest_first`), so that it does not end with one long
-trial running alone while the other slots idle: each trial's FLOPs over its objective's measured
-training rate in the store (FLOP/s, evaluation included), spread over its workers
-(`estimated_seconds`, which also decides which trials are short enough to pack).
+A sweep starts its trials longest first (`run.packing.make_packs` orders them), so that it does
+not end with one long trial running alone while the other slots idle: each trial's FLOPs over its
+objective's measured training rate in the store (FLOP/s, evaluation included), spread over its
+workers (`estimated_seconds`, which also decides which trials are short enough to pack).
 """
 
 import heapq
@@ -27,7 +27,6 @@ __all__ = [
     "Throughput",
     "check_widths",
     "estimated_seconds",
-    "longest_first",
     "makespan",
     "plan",
     "totals",
@@ -150,13 +149,6 @@ def _assumed_rate(resources: Resources) -> float:
         throughput = Throughput()
         return throughput.peak_tflops * 1e12 * throughput.mfu * resources.gpu
     return ASSUMED_CPU_FLOPS * resources.cpu
-
-
-def longest_first(spec: Spec, trials: list[TrialConfig], rates: dict[str, float]) -> list[TrialConfig]:
-    """`trials` by their estimated wall time (`estimated_seconds`), longest first. Ties keep the
-    spec's order."""
-    seconds = estimated_seconds(spec, trials, rates)
-    return sorted(trials, key=lambda trial: seconds[trial.key], reverse=True)
 
 
 def totals(rows: list[dict], cluster_gpus: int | None = None) -> dict:

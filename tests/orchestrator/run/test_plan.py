@@ -3,7 +3,9 @@ and the order a sweep starts its trials in: longest first."""
 
 import pytest
 
-from orchestrator.run.plan import Throughput, longest_first, makespan
+from orchestrator.run.cells import TrialCell
+from orchestrator.run.packing import make_packs
+from orchestrator.run.plan import Throughput, estimated_seconds, makespan
 from orchestrator.spec import parse_spec
 
 
@@ -29,8 +31,15 @@ def test_gpu_hours_from_flops():
     assert Throughput(peak_tflops=312, mfu=0.5).gpu_hours(312e12 * 0.5 * 3600) == pytest.approx(1.0)
 
 
+def longest_first(spec, rates):
+    """The order a sweep starts the spec's trials in, none of them packed."""
+    seconds = estimated_seconds(spec, list(spec.trials), rates)
+    cells = [TrialCell(t, 1, 0, spec.resources_for(t.model).workers) for t in spec.trials]
+    return [pack.ask.config for pack in make_packs(cells, seconds, lambda cell: 1, below_s=0)]
+
+
 def ordered(spec, rates):
-    return [(t.objective, t.data_size) for t in longest_first(spec, list(spec.trials), rates)]
+    return [(t.objective, t.data_size) for t in longest_first(spec, rates)]
 
 
 def test_trials_start_longest_first():
@@ -49,7 +58,7 @@ def test_trials_start_longest_first():
 def test_a_trial_on_more_workers_is_shorter():
     grid = {"objective": ["jepa_good"], "model": ["tiny", "small"], "data_size": ["8K"], "seed": [0]}
     alone = parse_spec({"name": "s", "grid": grid}, "s.yaml")
-    assert [t.model for t in longest_first(alone, list(alone.trials), {})] == ["small", "tiny"]
+    assert [t.model for t in longest_first(alone, {})] == ["small", "tiny"]
     split = {"name": "s", "grid": grid, "resources": {"model": {"small": {"workers": 8}}}}
     spec = parse_spec(split, "s.yaml")
-    assert [t.model for t in longest_first(spec, list(spec.trials), {})] == ["tiny", "small"]
+    assert [t.model for t in longest_first(spec, {})] == ["tiny", "small"]
