@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from orchestrator.data.matrices import DataError, check_matrix, load_arrays
-from orchestrator.data.shards import parquet_batches, parquet_columns, read_rows, resolve_shards, rows_of
+from orchestrator.data.shards import parquet_batches, read_rows, resolve_shards, rows_of
 from orchestrator.spec import DataConfig
 
 __all__ = [
@@ -56,8 +56,9 @@ def iter_pairs(shards: list[Path]) -> Iterator[tuple[str, str]]:
     """Two captions of one image per example."""
     pending: tuple[object, str] | None = None
     for path in shards:
-        if _has_pair_columns(path):
-            yield from _parquet_pairs(path)
+        batches = _pair_batches(path)
+        if batches is not None:
+            yield from _parquet_pairs(path, batches)
             continue
         for where, row in read_rows(path):
             if "caption_a" in row or "caption_b" in row:
@@ -73,15 +74,18 @@ def iter_pairs(shards: list[Path]) -> Iterator[tuple[str, str]]:
                 pending = (row["image_id"], caption)
 
 
-def _has_pair_columns(path: Path) -> bool:
-    return path.suffix == ".parquet" and path.exists() and set(PAIR_COLUMNS) <= set(parquet_columns(path))
+def _pair_batches(path: Path) -> Iterator[tuple[int, Any]] | None:
+    """A Parquet file's batches of its caption pair columns; None for any other file."""
+    if path.suffix != ".parquet" or not path.exists():
+        return None
+    return parquet_batches(path, list(PAIR_COLUMNS))
 
 
-def _parquet_pairs(path: Path) -> Iterator[tuple[str, str]]:
+def _parquet_pairs(path: Path, batches: Iterator[tuple[int, Any]]) -> Iterator[tuple[str, str]]:
     """A Parquet file's caption pairs read a column at a time: a row at a time, the reading cost
     a tenth of what tokenizing them does. Its rows are checked as `_text` checks a row, and the
     first bad one is named as the row-by-row read would name it."""
-    for before, batch in parquet_batches(path, list(PAIR_COLUMNS)):
+    for before, batch in batches:
         columns = [batch.column(name) for name in PAIR_COLUMNS]
         firsts, seconds = (column.to_pylist() for column in columns)
         if not (_all_text(columns[0], firsts) and _all_text(columns[1], seconds)):

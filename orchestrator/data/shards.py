@@ -19,7 +19,7 @@ import numpy as np
 
 from orchestrator.data.matrices import DataError
 
-__all__ = ["SHARD_SEED", "parquet_batches", "parquet_columns", "read_rows", "resolve_shards", "rows_of"]
+__all__ = ["SHARD_SEED", "parquet_batches", "read_rows", "resolve_shards", "rows_of"]
 
 SHARD_SEED = 0
 SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet")
@@ -83,19 +83,21 @@ def _json_row(path: Path, line_number: int, raw: bytes) -> dict:
 
 
 def _parquet_rows(path: Path) -> Iterator[tuple[str, dict]]:
-    for before, batch in parquet_batches(path):
+    for before, batch in parquet_batches(path) or ():
         for offset, row in enumerate(batch.to_pylist(), start=before + 1):
             yield f"{path}: row {offset}", row
 
 
-def parquet_columns(path: Path) -> list[str]:
-    """The column names of a Parquet file (a DataError for one that does not read)."""
-    return _parquet_file(path).schema_arrow.names
+def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[tuple[int, Any]] | None:
+    """(rows before it, batch) for every record batch of a Parquet file, of `columns` (all when
+    None); None when the file lacks one of `columns`. The file is opened once."""
+    parquet = _parquet_file(path)
+    if columns is not None and not set(columns) <= set(parquet.schema_arrow.names):
+        return None
+    return _batches(path, parquet.iter_batches(batch_size=8192, columns=columns))
 
 
-def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[tuple[int, Any]]:
-    """(rows before it, batch) for every record batch of a Parquet file (of `columns`, or all)."""
-    batches = _parquet_file(path).iter_batches(batch_size=8192, columns=columns)
+def _batches(path: Path, batches: Iterator[Any]) -> Iterator[tuple[int, Any]]:
     before = 0
     while True:
         try:
