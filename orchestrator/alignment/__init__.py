@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from orchestrator.alignment.arrays import AlignmentError, Array, paired, prepare
-from orchestrator.alignment.kernels import cka, cka_unbiased, svcca
+from orchestrator.alignment.kernels import LinearKernel, cka, cka_of, cka_unbiased, svcca
 from orchestrator.alignment.neighbours import (
     Neighbours,
     cknna,
@@ -42,14 +42,17 @@ from orchestrator.spec.catalog import METRICS, parse_metric
 
 __all__ = [
     "AlignmentError",
+    "LinearKernel",
     "Neighbours",
     "cka",
+    "cka_of",
     "cka_unbiased",
     "cknna",
     "cknna_from",
     "cycle_knn",
     "cycle_knn_from",
     "knn",
+    "linear_kernel",
     "mapped_retrieval",
     "max_over_layers",
     "metric_function",
@@ -70,6 +73,12 @@ __all__ = [
 def neighbour_scorer(name: str) -> Callable[[Neighbours, Neighbours], float] | None:
     """The function that scores two k-NN lists for a metric built from them, else None."""
     return _FROM_NEIGHBOURS.get(parse_metric(name).name)
+
+
+def linear_kernel(name: str) -> bool | None:
+    """For a metric scored from two `LinearKernel` sides, whether its estimator is unbiased;
+    else None."""
+    return _LINEAR_KERNELS.get(parse_metric(name).name)
 
 
 def scorer(name: str) -> Callable[..., float]:
@@ -131,6 +140,8 @@ _FROM_NEIGHBOURS: dict[str, Callable[[Neighbours, Neighbours], float]] = {
     "cycle_knn": cycle_knn_from,
     "cknna": cknna_from,
 }
+
+_LINEAR_KERNELS: dict[str, bool] = {"cka": False, "cka_unbiased": True}
 
 
 def _check_catalog() -> None:

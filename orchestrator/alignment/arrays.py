@@ -75,11 +75,13 @@ def prepare(x: Array, clamp_quantile: float | None = 0.95, normalize: bool = Tru
 def quantile(flat: torch.Tensor, q: float) -> torch.Tensor:
     """`torch.quantile(flat, q)` (linear interpolation), equal to its last bit, from the two order
     statistics around the rank instead of a full sort: 14x faster on a checkpoint's 65K values,
-    where the sort was the largest part of preparing them."""
+    where the sort was the largest part of preparing them. The upper one is the smallest value
+    above the lower, unless enough values tie the lower."""
     rank = torch.tensor(q, dtype=flat.dtype) * (flat.numel() - 1)  # torch.quantile's arithmetic
     below, above = int(rank.floor()), int(rank.ceil())
     low = torch.kthvalue(flat, below + 1).values
-    high = low if above == below else torch.kthvalue(flat, above + 1).values
+    ties_low = above == below or int((flat <= low).sum()) > above  # the next order statistic is low
+    high = low if ties_low else flat[flat > low].min()
     return torch.lerp(low, high, rank - below)
 
 

@@ -1,12 +1,14 @@
 """Kernel and correlation metrics: linear CKA (biased and unbiased) and SVCCA, streamed over rows
 with O(d^2) memory."""
 
+from functools import cached_property
+
 import numpy as np
 import torch
 
 from orchestrator.alignment.arrays import AlignmentError, Array, is_constant, paired
 
-__all__ = ["cka", "cka_unbiased", "svcca"]
+__all__ = ["LinearKernel", "cka", "cka_of", "cka_unbiased", "svcca"]
 
 
 def _cross_moments(x: torch.Tensor, y: torch.Tensor, block_rows: int) -> dict[str, torch.Tensor]:
@@ -58,18 +60,34 @@ def _diag_sum(x: torch.Tensor) -> torch.Tensor:
     return (x.to(torch.float64) ** 2).sum()
 
 
+class LinearKernel:
+    """One side of linear CKA: its rows and its HSIC with itself, which is the same against any
+    other side, so a trial computes a reference's once and a checkpoint layer's once."""
+
+    def __init__(self, rows: torch.Tensor, unbiased: bool) -> None:
+        self.rows, self.unbiased = rows, unbiased
+        self.constant = is_constant(rows)
+
+    @cached_property
+    def self_hsic(self) -> float:
+        return _hsic_linear(self.rows, self.rows, self.unbiased)
+
+
+def cka_of(x: LinearKernel, y: LinearKernel) -> float:
+    """Linear CKA of two row-paired sides, biased or unbiased as they were built."""
+    if x.unbiased and x.rows.shape[0] <= 3:
+        raise AlignmentError(f"unbiased estimators need n > 3 rows, got {x.rows.shape[0]}")
+    if x.constant or y.constant:
+        return 0.0
+    xy = _hsic_linear(x.rows, y.rows, x.unbiased)
+    if x.self_hsic <= 0 or y.self_hsic <= 0:
+        return 0.0
+    return xy / float(np.sqrt(x.self_hsic * y.self_hsic))
+
+
 def _cka(a: Array, b: Array, unbiased: bool) -> float:
     ta, tb = paired(a, b)
-    if unbiased and ta.shape[0] <= 3:
-        raise AlignmentError(f"unbiased estimators need n > 3 rows, got {ta.shape[0]}")
-    if is_constant(ta) or is_constant(tb):
-        return 0.0
-    xy = _hsic_linear(ta, tb, unbiased)
-    xx = _hsic_linear(ta, ta, unbiased)
-    yy = _hsic_linear(tb, tb, unbiased)
-    if xx <= 0 or yy <= 0:
-        return 0.0
-    return xy / float(np.sqrt(xx * yy))
+    return cka_of(LinearKernel(ta, unbiased), LinearKernel(tb, unbiased))
 
 
 def cka(a: Array, b: Array) -> float:

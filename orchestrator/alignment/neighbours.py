@@ -3,6 +3,7 @@ form the n x n similarity matrix. A trial finds each side's lists once and score
 from them (`*_from`)."""
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -47,10 +48,10 @@ def knn(x: Array, k: int, block_rows: int | None = None) -> tuple[torch.Tensor, 
         stop = min(start + rows, n)
         sims = t[start:stop] @ t.T  # (block, n)
         sims[torch.arange(stop - start), torch.arange(start, stop)] = -torch.inf
-        top_values, top_indices = torch.topk(sims, k, dim=1)
-        kth = top_values[:, -1:]
-        # A tie at the k-th value with a candidate left out: settle it by index.
-        tied = (sims == kth).sum(dim=1) > (top_values == kth).sum(dim=1)
+        top_values, top_indices = torch.topk(sims, k + 1, dim=1)  # k < n: the k+1-th may be self
+        # A candidate left out ties the k-th value when the k+1-th does: settle it by index.
+        tied = top_values[:, k] == top_values[:, k - 1]
+        top_values, top_indices = top_values[:, :k], top_indices[:, :k]
         for row in torch.nonzero(tied).flatten().tolist():
             order = _stable_order(sims[row])[:k]
             top_indices[row], top_values[row] = order, sims[row, order]
@@ -75,6 +76,12 @@ class Neighbours:
     @property
     def k(self) -> int:
         return self.indices.shape[1]
+
+    @cached_property
+    def self_hsic(self) -> float:
+        """CKNNA's normaliser for this side: its masked HSIC with itself, the same against any
+        other lists, so a reference's is computed once per trial and a checkpoint's once."""
+        return _masked_hsic(self.indices, self.values, self.indices, self.values, self.indices.shape[0])
 
 
 def neighbours(x: Array, k: int) -> Neighbours:
@@ -127,9 +134,8 @@ def cknna_from(na: Neighbours, nb: Neighbours) -> float:
         raise AlignmentError(f"unbiased estimators need n > 3 rows, got {n}")
     if na.constant or nb.constant:
         return 0.0
-    a, b = (na.indices, na.values), (nb.indices, nb.values)
-    kl, kk, ll = _masked_hsic(*a, *b, n), _masked_hsic(*a, *a, n), _masked_hsic(*b, *b, n)
-    denominator = float(np.sqrt(max(kk * ll, 0.0)))
+    kl = _masked_hsic(na.indices, na.values, nb.indices, nb.values, n)
+    denominator = float(np.sqrt(max(na.self_hsic * nb.self_hsic, 0.0)))
     return kl / denominator if denominator > 0 else 0.0
 
 

@@ -8,11 +8,11 @@
   width and the maximum over layers inflate raw scores), so the null of a maximum over layers is
   the maximum over layers of each shuffle.
 
-The reference never changes in a trial, so its shuffles are drawn once (`ShuffledReference`);
-each checkpoint then looks its text lists up in them. Both give the maximum over layers (as the
-trial reports it) and each layer, from the same draws. Only metrics that are a mean over items
-have them (mutual and cycle k-NN); CKNNA, CKA and SVCCA would need a full recomputation per
-draw, more than a checkpoint costs, and their rows store NULL.
+The reference never changes in a trial, so its shuffles are drawn once (`ShuffledReference`),
+as are the items' resamples (`ItemDraws`); each checkpoint then looks its text lists up in them.
+Both give the maximum over layers (as the trial reports it) and each layer, from the same draws.
+Only metrics that are a mean over items have them (mutual and cycle k-NN); CKNNA, CKA and SVCCA
+would need a full recomputation per draw, more than a checkpoint costs, and their rows store NULL.
 """
 
 from collections.abc import Callable, Sequence
@@ -25,7 +25,9 @@ from orchestrator.alignment.neighbours import Neighbours
 __all__ = [
     "ITEM_DRAWS",
     "NULL_PERMUTATIONS",
+    "ItemDraws",
     "Null",
+    "RowScore",
     "ShuffledReference",
     "item_se",
     "per_item",
@@ -46,51 +48,84 @@ def _adjacency(text: Neighbours) -> torch.Tensor:
     return table
 
 
-def _mutual_rows(table: torch.Tensor, lists: torch.Tensor) -> torch.Tensor:
-    """|N_A(i) ∩ N_B(i)| / k for B's lists (..., n, k): (..., n)."""
-    n, k = lists.shape[-2:]
-    hits = table[lists + torch.arange(n)[:, None] * n]  # (..., n, k): B's neighbour is A's too
-    return hits.sum(dim=-1, dtype=torch.int32).double() / k
+@dataclass(frozen=True)
+class RowScore:
+    """A metric that is a mean over items, read from the text's adjacency table: `positions` maps
+    B's lists (..., n, k) to the table entries each item looks up, `from_hits` turns the (..., n,
+    k) looked-up entries into the items' values (..., n). Positions depend only on B, so a
+    reference's are computed once per trial (`ShuffledReference`)."""
+
+    positions: Callable[[torch.Tensor], torch.Tensor]
+    from_hits: Callable[[torch.Tensor], torch.Tensor]
 
 
-def _cycle_rows(table: torch.Tensor, lists: torch.Tensor) -> torch.Tensor:
-    """1.0 where row i is among the A-neighbours of one of its B-neighbours: (..., n)."""
+def _mutual_positions(lists: torch.Tensor) -> torch.Tensor:
+    """Entry (i, j) for each B-neighbour j of i: is j among A's neighbours of i too?"""
     n = lists.shape[-2]
-    hits = table[lists * n + torch.arange(n)[:, None]]  # (..., n, k): i in A's list of j
+    return lists + torch.arange(n)[:, None] * n
+
+
+def _mutual_hits(hits: torch.Tensor) -> torch.Tensor:
+    """|N_A(i) ∩ N_B(i)| / k."""
+    return hits.sum(dim=-1, dtype=torch.int32).double() / hits.shape[-1]
+
+
+def _cycle_positions(lists: torch.Tensor) -> torch.Tensor:
+    """Entry (j, i) for each B-neighbour j of i: is i among A's neighbours of j?"""
+    n = lists.shape[-2]
+    return lists * n + torch.arange(n)[:, None]
+
+
+def _cycle_hits(hits: torch.Tensor) -> torch.Tensor:
+    """1.0 where row i is among the A-neighbours of one of its B-neighbours."""
     return hits.any(dim=-1).double()
 
 
-RowScores = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-ROW_SCORES: dict[str, RowScores] = {"mutual_knn": _mutual_rows, "cycle_knn": _cycle_rows}
+ROW_SCORES: dict[str, RowScore] = {
+    "mutual_knn": RowScore(_mutual_positions, _mutual_hits),
+    "cycle_knn": RowScore(_cycle_positions, _cycle_hits),
+}
 
 
-def row_scores(name: str) -> RowScores | None:
+def row_scores(name: str) -> RowScore | None:
     """The per-item values whose mean is the metric, for metrics that are such a mean."""
     return ROW_SCORES.get(name)
 
 
-def per_item(scores: RowScores, text: Neighbours, reference: torch.Tensor) -> torch.Tensor:
+def per_item(scores: RowScore, text: Neighbours, reference: torch.Tensor) -> torch.Tensor:
     """Per-item scores of one text layer against reference lists (..., n, k)."""
+    return _looked_up(scores, text, scores.positions(reference))
+
+
+def _looked_up(scores: RowScore, text: Neighbours, positions: torch.Tensor) -> torch.Tensor:
     if text.constant:
-        return torch.zeros(reference.shape[:-1], dtype=torch.float64)
-    return scores(_adjacency(text), reference)
+        return torch.zeros(positions.shape[:-1], dtype=torch.float64)
+    hits = _adjacency(text).index_select(0, positions.flatten()).view(positions.shape)
+    return scores.from_hits(hits)
+
+
+class ItemDraws:
+    """`draws` bootstrap resamples of n eval items, drawn once per trial, as a (n, draws) matrix
+    of each item's count over n: a resample's mean is then one column of `values @ weights`."""
+
+    def __init__(self, n: int, draws: int = ITEM_DRAWS, seed: int = 0) -> None:
+        picks = torch.randint(n, (draws, n), generator=torch.Generator().manual_seed(seed))  # (B, n)
+        counts = torch.zeros(draws, n, dtype=torch.float64).scatter_add_(
+            1, picks, torch.ones(draws, n, dtype=torch.float64)
+        )
+        self.weights = (counts / n).T  # (n, B)
 
 
 def item_se(
-    scores: RowScores,
-    texts: Sequence[Neighbours],
-    reference: Neighbours,
-    draws: int = ITEM_DRAWS,
-    seed: int = 0,
+    scores: RowScore, texts: Sequence[Neighbours], reference: Neighbours, draws: ItemDraws
 ) -> tuple[float, list[float]]:
     """Bootstrap standard errors over eval items: of the maximum over layers, and of each layer
     (the same draws for all)."""
     if reference.constant:
         return 0.0, [0.0] * len(texts)
-    values = torch.stack([per_item(scores, layer, reference.indices) for layer in texts])  # (L, n)
-    n = values.shape[1]
-    picks = torch.randint(n, (draws, n), generator=torch.Generator().manual_seed(seed))  # (B, n)
-    resampled = values[:, picks].mean(dim=2)  # (L, B)
+    positions = scores.positions(reference.indices)
+    values = torch.stack([_looked_up(scores, layer, positions) for layer in texts])  # (L, n)
+    resampled = values @ draws.weights  # (L, B)
     per_layer = resampled.std(dim=1, unbiased=True)
     return float(resampled.max(dim=0).values.std(unbiased=True)), [float(se) for se in per_layer]
 
@@ -98,15 +133,22 @@ def item_se(
 class ShuffledReference:
     """A reference's k-NN lists after `permutations` seeded shuffles of its rows: row i of a
     shuffled matrix is row order[i] of the old, so i's neighbours are the old neighbours of
-    order[i], relabelled."""
+    order[i], relabelled. Kept as the table positions `scores` looks up, (P, n, k)."""
 
-    def __init__(self, reference: Neighbours, permutations: int = NULL_PERMUTATIONS, seed: int = 0) -> None:
+    def __init__(
+        self,
+        reference: Neighbours,
+        scores: RowScore,
+        permutations: int = NULL_PERMUTATIONS,
+        seed: int = 0,
+    ) -> None:
         generator = torch.Generator().manual_seed(seed)
         n = reference.indices.shape[0]
         orders = torch.stack([torch.randperm(n, generator=generator) for _ in range(permutations)])
         inverse = torch.argsort(orders, dim=-1)
         old = reference.indices[orders]  # (P, n, k)
-        self.lists = torch.gather(inverse, -1, old.flatten(-2)).reshape(old.shape)  # (P, n, k)
+        lists = torch.gather(inverse, -1, old.flatten(-2)).reshape(old.shape)  # (P, n, k)
+        self.positions = scores.positions(lists)
         self.constant = reference.constant
 
 
@@ -121,11 +163,13 @@ def _null(drawn: torch.Tensor) -> Null:
 
 
 def permutation_nulls(
-    scores: RowScores, texts: Sequence[Neighbours], shuffled: ShuffledReference
+    scores: RowScore, texts: Sequence[Neighbours], shuffled: ShuffledReference
 ) -> tuple[Null, list[Null]]:
     """The null of the maximum over layers, and of each layer, from the same shuffles."""
     if shuffled.constant:
         zero = Null(0.0, 0.0)
         return zero, [zero] * len(texts)
-    drawn = torch.stack([per_item(scores, layer, shuffled.lists).mean(dim=-1) for layer in texts], dim=1)
+    drawn = torch.stack(
+        [_looked_up(scores, layer, shuffled.positions).mean(dim=-1) for layer in texts], dim=1
+    )
     return _null(drawn.max(dim=1).values), [_null(drawn[:, layer]) for layer in range(len(texts))]

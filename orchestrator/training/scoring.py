@@ -3,15 +3,32 @@
 The reference side never changes during a trial, so `CheckpointScorer` prepares each reference
 and finds its nearest neighbours once; each checkpoint then finds its own neighbours once per
 layer and k, and every neighbour metric reuses them, for its value, its eval-item standard error
-and its permutation null (see `orchestrator.alignment.noise`).
+and its permutation null (see `orchestrator.alignment.noise`). What a score divides by, each
+side's HSIC with itself (CKA's `LinearKernel`, CKNNA's `Neighbours.self_hsic`), is likewise
+computed once per reference per trial and once per layer per checkpoint, not once per pair.
 """
 
 from dataclasses import dataclass
 
 import torch
 
-from orchestrator.alignment import Neighbours, neighbour_scorer, neighbours, prepare, scorer
-from orchestrator.alignment.noise import ShuffledReference, item_se, permutation_nulls, row_scores
+from orchestrator.alignment import (
+    LinearKernel,
+    Neighbours,
+    cka_of,
+    linear_kernel,
+    neighbour_scorer,
+    neighbours,
+    prepare,
+    scorer,
+)
+from orchestrator.alignment.noise import (
+    ItemDraws,
+    ShuffledReference,
+    item_se,
+    permutation_nulls,
+    row_scores,
+)
 from orchestrator.data.stream import EvalSet
 from orchestrator.spec.catalog import MetricName, parse_metric
 
@@ -49,11 +66,20 @@ class CheckpointScorer:
         self.rows = len(eval_set.tokens)
         ks = {m.k for m in self.metrics if m.metric.from_neighbours}
         self.target_neighbours = {(name, k): neighbours(t, k) for name, t in self.targets.items() for k in ks}
-        self.noise = noise
-        noisy = {m.k for m in self.metrics if noise and row_scores(m.name)}
-        self.shuffled = {
-            key: ShuffledReference(lists) for key, lists in self.target_neighbours.items() if key[1] in noisy
+        estimators = {linear_kernel(str(m)) for m in self.metrics} - {None}
+        self.target_kernels = {
+            (name, unbiased): LinearKernel(t, unbiased)
+            for name, t in self.targets.items()
+            for unbiased in estimators
         }
+        self.noise = noise
+        noisy = [m for m in self.metrics if noise and row_scores(m.name)]
+        self.shuffled = {
+            (name, str(m)): ShuffledReference(self.target_neighbours[(name, m.k)], row_scores(m.name))
+            for name in self.references
+            for m in noisy
+        }
+        self.item_draws = ItemDraws(self.rows)
 
     @property
     def needs_retrieval_set(self) -> bool:
@@ -63,6 +89,7 @@ class CheckpointScorer:
         prepared = [prepare(layer) for layer in layers]
         fitted = [prepare(layer) for layer in retrieval_layers]
         own: dict[int, list[Neighbours]] = {}
+        kernels: dict[bool, list[LinearKernel]] = {}
         rows = []
         for reference in self.references:
             for metric in self.metrics:
@@ -71,10 +98,17 @@ class CheckpointScorer:
                         own[metric.k] = [neighbours(layer, metric.k) for layer in prepared]
                     rows += self._from_lists(metric, reference, own[metric.k])
                     continue
-                per_layer = [
-                    self._one(metric, reference, layer, fitted[i] if fitted else None)
-                    for i, layer in enumerate(prepared)
-                ]
+                unbiased = linear_kernel(str(metric))
+                if unbiased is not None:
+                    if unbiased not in kernels:
+                        kernels[unbiased] = [LinearKernel(layer, unbiased) for layer in prepared]
+                    target = self.target_kernels[(reference, unbiased)]
+                    per_layer = [cka_of(layer, target) for layer in kernels[unbiased]]
+                else:
+                    per_layer = [
+                        self._one(metric, reference, layer, fitted[i] if fitted else None)
+                        for i, layer in enumerate(prepared)
+                    ]
                 chance = self._chance(metric)
                 rows.append(Score(str(metric), reference, max(per_layer), chance=chance))
                 rows += [
@@ -100,8 +134,8 @@ class CheckpointScorer:
                 Score(n, reference, v, chance=chance)
                 for n, v in zip(names, [max(values), *values], strict=True)
             ]
-        se, layer_se = item_se(per_item, texts, target)
-        null, layer_nulls = permutation_nulls(per_item, texts, self.shuffled[(reference, metric.k)])
+        se, layer_se = item_se(per_item, texts, target, self.item_draws)
+        null, layer_nulls = permutation_nulls(per_item, texts, self.shuffled[(reference, str(metric))])
         return [
             Score(name, reference, value, se=error, null_mean=n.mean, null_p95=n.p95, chance=chance)
             for name, value, error, n in zip(

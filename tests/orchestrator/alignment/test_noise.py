@@ -6,7 +6,14 @@ import pytest
 import torch
 
 from orchestrator.alignment import cycle_knn, mutual_knn, neighbours
-from orchestrator.alignment.noise import ShuffledReference, item_se, per_item, permutation_nulls, row_scores
+from orchestrator.alignment.noise import (
+    ItemDraws,
+    ShuffledReference,
+    item_se,
+    per_item,
+    permutation_nulls,
+    row_scores,
+)
 
 MUTUAL = row_scores("mutual_knn")
 
@@ -17,7 +24,7 @@ def test_a_shuffled_reference_scores_inside_its_null_band():
     image = text @ rng.normal(size=(16, 24)) + 0.5 * rng.normal(size=(400, 24))
     shuffled = image[rng.permutation(400)]
     lists = [neighbours(text, 10)]
-    null, _ = permutation_nulls(MUTUAL, lists, ShuffledReference(neighbours(shuffled, 10)))
+    null, _ = permutation_nulls(MUTUAL, lists, ShuffledReference(neighbours(shuffled, 10), MUTUAL))
     assert mutual_knn(text, shuffled) <= null.p95
     assert null.mean == pytest.approx(10 / 399, rel=0.3)  # chance: k / (n - 1)
 
@@ -25,7 +32,7 @@ def test_a_shuffled_reference_scores_inside_its_null_band():
 def test_identical_features_score_one_far_above_their_null():
     text = np.random.default_rng(1).normal(size=(300, 12))
     lists = neighbours(text, 10)
-    null, (layer,) = permutation_nulls(MUTUAL, [lists], ShuffledReference(lists))
+    null, (layer,) = permutation_nulls(MUTUAL, [lists], ShuffledReference(lists, MUTUAL))
     assert mutual_knn(text, text) == 1.0
     assert null.p95 < 0.1 and layer == null  # one layer: the max is that layer
 
@@ -35,7 +42,7 @@ def test_the_item_bootstrap_matches_a_slow_loop():
     text, image = rng.normal(size=(60, 8)), rng.normal(size=(60, 8))
     layers = [neighbours(text, 5), neighbours(text[:, :4], 5)]
     target = neighbours(image, 5)
-    se, per_layer = item_se(MUTUAL, layers, target, draws=300, seed=3)
+    se, per_layer = item_se(MUTUAL, layers, target, ItemDraws(60, draws=300, seed=3))
     picks = torch.randint(60, (300, 60), generator=torch.Generator().manual_seed(3))
     rows = [per_item(MUTUAL, layer, target.indices).numpy() for layer in layers]
     slow_max = [max(float(np.mean(r[list(p)])) for r in rows) for p in picks.numpy()]
@@ -46,9 +53,9 @@ def test_the_item_bootstrap_matches_a_slow_loop():
 
 def test_a_permuted_reference_has_the_neighbours_of_its_shuffled_rows():
     image = np.random.default_rng(4).normal(size=(50, 6))
-    (moved,) = ShuffledReference(neighbours(image, 4), permutations=1, seed=5).lists
+    (moved,) = ShuffledReference(neighbours(image, 4), MUTUAL, permutations=1, seed=5).positions
     order = torch.randperm(50, generator=torch.Generator().manual_seed(5))
-    assert torch.equal(moved, neighbours(image[order.numpy()], 4).indices)
+    assert torch.equal(moved, MUTUAL.positions(neighbours(image[order.numpy()], 4).indices))
 
 
 def test_per_item_values_average_to_the_metric():
