@@ -3,11 +3,11 @@
 import contextlib
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import click
 
-from db import StoreError, StoreURLError, mask_url
+from db import mask_url
 from db.sizes import format_size
 from fits.report.text import render_table
 from orchestrator.cli.common import emit_json, open_store, store_exists, store_option, store_url
@@ -15,9 +15,6 @@ from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
 from orchestrator.spec import load_spec
-
-if TYPE_CHECKING:
-    from orchestrator.run.plan import Throughput
 
 T = TypeVar("T")
 
@@ -106,25 +103,26 @@ def sweep(
         orch sweep sweeps/goodview_vs_ntp.yaml
         orch sweep sweeps/goodview_vs_ntp_paper.yaml --dry-run --cluster-gpus 64
     """
-    from orchestrator.run.plan import Throughput, check_widths, plan, totals
+    from orchestrator.run.plan import Throughput, check_widths
 
     spec = load_spec(sweep_file)
     check_widths(spec)
     url = store_url(ctx, spec.store)
     if dry_run:
-        throughput = Throughput(peak_tflops, mfu)
-        rows = plan(spec, _known_statuses(url, [t.key for t in spec.trials]), throughput)
-        summary = totals(rows, cluster_gpus)
-        if as_json:
-            emit_json({"sweep": spec.name, "store": mask_url(url), "trials": rows, "totals": summary})
-        else:
-            click.echo(_plan_table(rows))
-            click.echo(
-                f"\n{summary['trials']} trials, {format_size(summary['samples'])} samples, "
-                f"~{summary['flops_est']:.3g} training FLOPs (estimated); "
-                + ", ".join(f"{n} {state}" for state, n in sorted(summary["by_state"].items()))
-            )
-            click.echo(_gpu_time(summary, throughput))
+        from orchestrator.cli.dry_run import show_plan
+
+        show_plan(
+            spec,
+            url,
+            Throughput(peak_tflops, mfu),
+            cluster_gpus,
+            as_json,
+            address=address,
+            num_cpus=num_cpus,
+            num_gpus=num_gpus,
+            max_concurrent=max_concurrent,
+            pack_below_s=pack_below if pack else 0.0,
+        )
         return
     from orchestrator.run.scheduler import SweepOptions, run_sweep
 
@@ -154,69 +152,6 @@ def _to_stderr(text: str) -> None:
     """Where a sweep's progress goes: stderr, flushed (stdout is data)."""
     sys.stderr.write(text)
     sys.stderr.flush()
-
-
-def _known_statuses(url: str, keys: list[str]) -> dict[str, str]:
-    """Trial states for a dry run; an absent store means all new, an unreachable one unknown."""
-    if not store_exists(url):
-        return {}
-    try:
-        return open_store(url).trial_statuses(keys)
-    except StoreURLError:
-        raise
-    except StoreError as error:
-        click.echo(f"orch: warning: {error}; trial states unknown", err=True)
-        return dict.fromkeys(keys, "unknown")
-
-
-def _gpu_time(summary: dict, throughput: "Throughput") -> str:
-    """The plan's GPU-hours and, on a cluster of --cluster-gpus, its makespan, with what they assume."""
-    if summary["gpu_hours_est"] is None:
-        return "no trial asks for a GPU (resources.gpu: 0): no GPU-hours to estimate"
-    assumed = (
-        f"at {throughput.mfu:.0%} of {throughput.peak_tflops:g} TFLOP/s a GPU, data-parallel workers "
-        "scaling perfectly, evaluation not counted"
-    )
-    line = f"~{summary['gpu_hours_est']:,.0f} GPU-hours ({assumed})"
-    if "makespan_hours_est" in summary:
-        line += (
-            f"\non {summary['cluster_gpus']} GPUs: ~{_hours(summary['makespan_hours_est'])} with the "
-            f"longest trials started first (at least {_hours(summary['makespan_floor_hours'])}: the longest "
-            "trial, or the GPU-hours spread over every GPU)"
-        )
-    return line
-
-
-def _hours(hours: float) -> str:
-    if hours == float("inf"):
-        return "never (a trial asks for more GPUs than the cluster has)"
-    return f"{hours:,.1f} h ({hours / 24:,.1f} days)" if hours >= 48 else f"{hours:,.1f} h"
-
-
-def _plan_table(rows: list[dict]) -> str:
-    has_recipe = any(row["recipe"] for row in rows)
-    on_gpus = any(row["gpu_hours_est"] is not None for row in rows)
-    headers = ["objective", "model", "params", "data_size", "seed"]
-    headers += ["recipe"] if has_recipe else []
-    headers += ["workers"] + (["gpu_h"] if on_gpus else [])
-    headers += ["held_out", "key", "state"]
-    body = []
-    for row in rows:
-        line = [
-            row["objective"],
-            row["model"],
-            format_size(row["n_params_est"]),
-            format_size(row["data_size"]),
-            row["seed"],
-        ]
-        if has_recipe:
-            line.append(" ".join(f"{k.removeprefix('train.')}={v}" for k, v in row["recipe"].items()))
-        line.append(row["workers"])
-        if on_gpus:
-            line.append("" if row["gpu_hours_est"] is None else f"{row['gpu_hours_est']:,.1f}")
-        line += ["yes" if row["held_out"] else "", row["key"][:10], row["state"]]
-        body.append(line)
-    return render_table(headers, body)
 
 
 @cli.command()

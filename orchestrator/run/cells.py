@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.spec import TrialConfig
+from orchestrator.spec import Resources, TrialConfig
 
 __all__ = [
     "FAILED_KEY",
@@ -38,6 +38,10 @@ class TrialCell:
     gpu: float
     workers: int = 1
     placement: str = "pack"
+
+    @classmethod
+    def of(cls, trial: TrialConfig, resources: Resources) -> "TrialCell":
+        return cls(trial, resources.cpu, resources.gpu, resources.workers, resources.placement)
 
     @property
     def key(self) -> str:

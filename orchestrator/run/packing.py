@@ -18,10 +18,47 @@ import math
 from collections.abc import Callable
 
 from orchestrator.run.cells import TrialCell, TrialPack
+from orchestrator.run.plan import estimated_seconds
+from orchestrator.spec import Spec, TrialConfig
 
-__all__ = ["PACK_BELOW_S", "make_packs"]
+__all__ = ["PACK_BELOW_S", "make_packs", "pack_numbers", "sweep_packs"]
 
 PACK_BELOW_S = 60.0  # `orch sweep --pack-below`: a trial estimated under this many seconds is packed
+
+
+def sweep_packs(
+    spec: Spec,
+    trials: list[TrialConfig],
+    rates: dict[str, float],
+    cluster: dict[str, float],
+    max_concurrent: int | None,
+    below_s: float,
+) -> list[TrialPack]:
+    """The Tune trials a sweep runs `trials` as: each trial's time estimated from its objective's
+    training `rates` (`estimated_seconds`), on the slots `cluster` (Ray's resource totals: "CPU",
+    "GPU") holds for it, at most `max_concurrent`. What `orch sweep` runs, and its dry run shows."""
+    seconds = estimated_seconds(spec, trials, rates)
+    cells = [TrialCell.of(trial, spec.resources_for(trial.model)) for trial in trials]
+    return make_packs(cells, seconds, _slots_within(cluster, max_concurrent), below_s)
+
+
+def _slots_within(cluster: dict[str, float], max_concurrent: int | None) -> Callable[[TrialCell], int]:
+    """How many trials asking what a cell asks run at once: what `cluster` holds of them, at most
+    `max_concurrent`."""
+
+    def slots(cell: TrialCell) -> int:
+        asks = (("CPU", cell.cpu), ("GPU", cell.gpu))
+        held = [cluster.get(kind, 0) / asked for kind, asked in asks if asked]
+        fits = int(min(held)) if held else 1
+        return max(1, min(fits, max_concurrent or fits))
+
+    return slots
+
+
+def pack_numbers(packs: list[TrialPack]) -> dict[str, int]:
+    """Trial key -> its pack's number in start order (1, 2, ...), for the trials that share one."""
+    shared = [pack for pack in packs if len(pack.cells) > 1]
+    return {key: number for number, pack in enumerate(shared, start=1) for key in pack.keys}
 
 
 def make_packs(

@@ -28,9 +28,9 @@ from orchestrator.run.cells import TrialCell, TrialPack, key_of
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
-from orchestrator.run.packing import PACK_BELOW_S, make_packs
+from orchestrator.run.packing import PACK_BELOW_S, sweep_packs
 from orchestrator.run.parallel import DRIVER_CPU
-from orchestrator.run.plan import estimated_seconds, trial_rows
+from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
@@ -125,9 +125,8 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
         outcome.leased, todo = len(todo) - len(held), [t for t in todo if t.key in held]
         if not todo:
             return outcome
-        seconds = estimated_seconds(spec, todo, training_rates(store, {t.objective for t in todo}))
-        cells = [_cell(trial, spec.resources_for(trial.model)) for trial in todo]
-        packs = make_packs(cells, seconds, _slots(options), options.pack_below_s)
+        rates = training_rates(store, {t.objective for t in todo})
+        packs = sweep_packs(spec, todo, rates, _cluster(), options.max_concurrent, options.pack_below_s)
         with Heartbeat(store, owner, options.lease_stale_s):
             view = ProgressView(todo, options.progress, options.live)
             outcome.restarted = _run_tune(spec, packs, url, options, storage, view)
@@ -238,20 +237,11 @@ def _stop_ray(options: SweepOptions) -> None:
         end_stragglers()
 
 
-def _slots(options: SweepOptions) -> Callable[[TrialCell], int]:
-    """How many trials asking what a cell asks the sweep runs at once: what the live cluster
-    holds of them, at most `max_concurrent`."""
+def _cluster() -> dict[str, float]:
+    """What the live cluster holds in all ("CPU", "GPU", ...)."""
     import ray
 
-    cluster = ray.cluster_resources()
-
-    def slots(cell: TrialCell) -> int:
-        asks = (("CPU", cell.cpu), ("GPU", cell.gpu))
-        held = [cluster.get(kind, 0) / asked for kind, asked in asks if asked]
-        fits = int(min(held)) if held else 1
-        return max(1, min(fits, options.max_concurrent or fits))
-
-    return slots
+    return ray.cluster_resources()
 
 
 def _run_tune(
@@ -301,10 +291,6 @@ def _run_tune(
         raise
     finally:
         view.end()
-
-
-def _cell(trial: TrialConfig, resources: Resources) -> TrialCell:
-    return TrialCell(trial, resources.cpu, resources.gpu, resources.workers, resources.placement)
 
 
 def _tune_ask(cell: TrialCell) -> dict[str, float]:

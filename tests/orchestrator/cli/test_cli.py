@@ -15,9 +15,10 @@ from unittest import mock
 
 import numpy as np
 import pytest
+import yaml
 
-from db import SCHEMA_VERSION, CheckpointReport, Store
-from tests.rows import trial_row
+from db import SCHEMA_VERSION, CheckpointReport, Store, TrialStatus
+from tests.rows import measurement, trial_row
 from tests.stores import simulated_store
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -85,7 +86,14 @@ def test_dry_run_json_lists_trials_and_totals(tmp_path):
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["sweep"] == "goodview_vs_ntp"
-    assert set(payload["totals"]) == {"trials", "samples", "flops_est", "gpu_hours_est", "by_state"}
+    assert set(payload["totals"]) == {
+        "trials",
+        "samples",
+        "flops_est",
+        "gpu_hours_est",
+        "by_state",
+        "packing",
+    }
     assert payload["totals"]["gpu_hours_est"] is None  # the embedded sweep trains on CPUs
     assert payload["totals"]["trials"] == 9 and payload["totals"]["by_state"] == {"new": 9}
     assert payload["totals"]["samples"] == 3 * 3 * 64000  # one 64K run per objective and seed
@@ -104,6 +112,7 @@ def test_dry_run_json_lists_trials_and_totals(tmp_path):
         "gpu_hours_est",
         "wall_hours_est",
         "held_out",
+        "pack",
         "key",
         "state",
     }
@@ -157,6 +166,45 @@ def test_a_dry_run_gives_each_trials_workers_and_the_plans_gpu_hours_and_makespa
     text_out = orch(*args).stdout
     assert f"~{gpu_hours:,.0f} GPU-hours (at 40% of 989 TFLOP/s a GPU" in text_out
     assert "on 64 GPUs: ~" in text_out and "with the longest trials started first" in text_out
+
+
+def test_a_dry_run_shows_which_trials_share_a_pack_and_the_rates_it_estimated_them_from(tmp_path):
+    """The embedded grid at 2K-8K: 27 short trials packed into processes by the assumed rate;
+    once the store has measured a slow rate for each objective, none is short enough."""
+    raw = yaml.safe_load((ROOT / "sweeps/goodview_vs_ntp.yaml").read_text())
+    raw["grid"]["data_size"] = ["2K", "4K", "8K"]
+    for only_the_full_sweep in ("claims", "holdout", "store"):
+        raw.pop(only_the_full_sweep, None)
+    sweep = tmp_path / "small.yaml"
+    sweep.write_text(yaml.safe_dump(raw))
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    args = ("--store", url, "sweep", str(sweep), "--dry-run", "--num-cpus", "2")
+    payload = json.loads(orch(*args, "--json").stdout)
+    packing, packs = payload["totals"]["packing"], [row["pack"] for row in payload["trials"]]
+    assert packing["packed"] == 27 and packing["rates"] == "assumed"
+    assert packing["packs"] >= 2 and sorted(set(packs)) == list(range(1, packing["packs"] + 1))
+    sizes = [packs.count(number) for number in range(1, packing["packs"] + 1)]
+    assert max(sizes) - min(sizes) <= 2  # dealt out evenly, longest first
+    text = orch(*args).stdout
+    assert "27 of the 27 trials to run are estimated under 60 s (at an assumed rate: the store" in text
+    assert f"run in {packing['packs']} packs, one process each" in text
+    unpacked = json.loads(orch(*args, "--no-pack", "--json").stdout)
+    assert {row["pack"] for row in unpacked["trials"]} == {None}
+    assert "every trial runs in a process of its own" in orch(*args, "--no-pack").stdout
+    assert "decided when the sweep runs" in orch(*args, "--address", "auto").stdout
+
+    store = Store.open(url)  # one done 8K trial per objective, at 100 FLOP/s: every trial is long
+    objectives = ("jepa_good", "jepa_bad", "ntp")
+    rows = [trial_row(o.ljust(64, "0"), objective=o, data_size=8000, budget_samples=8000) for o in objectives]
+    store.record_sweep("earlier", "name: earlier", "h", "e.yaml", rows)
+    for row in rows:
+        store.set_status(row.key, TrialStatus.RUNNING)
+        loss = measurement(row.key, 8000, metric="train_loss", reference="", flops=1e6, wall_s=1e4)
+        store.record_checkpoint(CheckpointReport(row.key, 8000, "done", None, 1e4, "h", "cpu", (loss,)))
+        store.set_status(row.key, TrialStatus.DONE)
+    measured = json.loads(orch(*args, "--json").stdout)["totals"]["packing"]
+    assert measured == {"packs": 0, "packed": 0, "rates": "measured"}
+    assert "no trial to run is estimated under 60 s (from the store's measured" in orch(*args).stdout
 
 
 def test_status_on_empty_and_filled_store(tmp_path):
