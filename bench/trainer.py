@@ -3,9 +3,10 @@ octave), side by side in one run with two bare loops of the same model, batch an
 only trains, and one that also scores the same checkpoints with the same scoring functions.
 
 Prints orch's throughput against the evaluating loop (orch's own overhead: goal >= 0.97) and
-against the training-only one, evaluation's share of the trial's time (goal <= 10%), what the
-item SEs and permutation nulls cost of a checkpoint, and the fraction of this CPU's matmul FLOP
-rate that training reaches (the model's own GEMM shapes timed in a loop are the limit).
+against the training-only one, evaluation's share of the trial's time (goal <= 10%), a
+checkpoint's cost split into the eval forward pass and the scores, what the item SEs and
+permutation nulls cost of it, and the fraction of this CPU's matmul FLOP rate that training
+reaches (the model's own GEMM shapes timed in a loop are the limit).
 
     python bench/trainer.py                      # jepa_good, tiny, 32K samples
     python bench/trainer.py --objective ntp --samples 16K
@@ -117,19 +118,24 @@ def trainer(config) -> tuple[float, int, float]:
     return time.perf_counter() - start, len(checkpoints), checkpoints[-1].report.rows[0].flops
 
 
-def checkpoint_cost(config, repeats: int = 5) -> tuple[float, float, int]:
+def checkpoint_cost(config, repeats: int = 5) -> tuple[float, float, float, int]:
     """Seconds a checkpoint takes (eval forward and every score), with and without each neighbour
-    score's item SE and permutation null, and the eval set's size."""
+    score's item SE and permutation null; the eval forward pass alone; and the eval set's size."""
     data = open_trial_data(config, DEFAULT_CACHE)
     model = _build(config, data, torch.device("cpu"))
     costs = []
     for noise in (True, False):
         scorer = CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references, noise=noise)
+        scorer.score(_embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])  # terms it keeps
         start = time.perf_counter()
         for _ in range(repeats):
             scorer.score(_embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])
         costs.append((time.perf_counter() - start) / repeats)
-    return costs[0], costs[1], len(data.eval_set.tokens)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        _embed_layers(model, data.eval_set.tokens, torch.device("cpu"))
+    forward = (time.perf_counter() - start) / repeats
+    return costs[0], costs[1], forward, len(data.eval_set.tokens)
 
 
 def tokens_per_step(config) -> int:
@@ -176,11 +182,11 @@ def main() -> None:
         f"evaluation's share of the trial: {min(shares):.1%} (goal <= 10%; "
         f"{best['evaluating']:.2f} s of scoring, {best['evaluating'] / checkpoints:.3f} s a checkpoint)"
     )
-    with_noise, without, items = checkpoint_cost(config)
+    with_noise, without, forward, items = checkpoint_cost(config)
     print(
-        f"one checkpoint on {items} eval items: "
-        f"{with_noise:.3f} s with item SE and permutation nulls, {without:.3f} s without: "
-        f"they cost {(with_noise - without) / with_noise:.0%} of it"
+        f"one checkpoint on {items} eval items: {with_noise:.3f} s, of which the eval forward pass "
+        f"{forward:.3f} s and the scores {with_noise - forward:.3f} s; {without:.3f} s without item SEs "
+        f"and permutation nulls: they cost {(with_noise - without) / with_noise:.0%} of it"
     )
     limit = matmul_limit(config, tokens_per_step(config))
     print(
