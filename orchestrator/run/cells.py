@@ -41,6 +41,7 @@ class TrialCell:
 
     @classmethod
     def of(cls, trial: TrialConfig, resources: Resources) -> "TrialCell":
+        """The trial with what its model's `resources` ask of the cluster."""
         return cls(trial, resources.cpu, resources.gpu, resources.workers, resources.placement)
 
     @property
