@@ -3,9 +3,8 @@ and the order a sweep starts its trials in: longest first."""
 
 import pytest
 
-from orchestrator.run.cells import TrialCell
-from orchestrator.run.packing import make_packs
-from orchestrator.run.plan import Throughput, estimated_seconds, makespan
+from orchestrator.run.packing import sweep_packs
+from orchestrator.run.plan import Throughput, makespan
 from orchestrator.spec import parse_spec
 
 
@@ -33,9 +32,8 @@ def test_gpu_hours_from_flops():
 
 def longest_first(spec, rates):
     """The order a sweep starts the spec's trials in, none of them packed."""
-    seconds = estimated_seconds(spec, list(spec.trials), rates)
-    cells = [TrialCell(t, 1, 0, spec.resources_for(t.model).workers) for t in spec.trials]
-    return [pack.ask.config for pack in make_packs(cells, seconds, lambda cell: 1, below_s=0)]
+    packs = sweep_packs(spec, list(spec.trials), rates, {"CPU": 1.0}, None, below_s=0)
+    return [pack.ask.config for pack in packs]
 
 
 def ordered(spec, rates):
