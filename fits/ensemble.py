@@ -12,6 +12,7 @@ unbounded laws' weight instead would move a forecast down wherever the bounded l
 them, and a curve whose every law rises must not be forecast to fall.)
 """
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,12 +29,14 @@ __all__ = [
     "build_ensemble",
     "centred",
     "parameter_draws",
+    "points_seed",
     "slowed",
 ]
 
 DRAWS = 4000  # mixture draws behind each band
 UNBOUNDED_REACH = 2.0  # where a law without a ceiling stops: it is read no further past its data
 MIN_BOUNDED_WEIGHT = 0.05  # past that reach, the laws with a ceiling must carry this much weight
+SPREAD_SEED = 7  # the stream family of `Ensemble.t_spread`
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Ensemble:
     dof: int  # behind sigma_seed (0: unknown, normal quantiles)
     samples_range: tuple[float, float]
     method: str  # "parametric" or "bootstrap:<refits>"
+    seed: int  # of the parametric draws and `t_spread` (`points_seed`)
 
     @property
     def weights(self) -> dict[str, float]:
@@ -90,11 +94,15 @@ class Ensemble:
         )
         return np.clip(curves / total, *self.span)
 
-    def curve_draws(self, samples, count: int = DRAWS, forecast: bool = False) -> np.ndarray:
-        """(count, n) curves drawn from the mixture: each member gives its share of the rows."""
+    def curve_draws(
+        self, samples, count: int = DRAWS, forecast: bool = False, spread: np.ndarray | None = None
+    ) -> np.ndarray:
+        """(count, n) curves drawn from the mixture: each member gives its share of the rows.
+        `spread` (count,) scales each parametric row's distance from its law's fit
+        (`t_spread`); bootstrap refits are taken as they are."""
         samples = np.atleast_1d(np.asarray(samples, dtype=float))
         shares = _shares(np.array([m.weight for m in self.members]), count)
-        rows = []
+        rows, first = [], 0
         for member, share in zip(self.members, shares, strict=True):
             if share == 0:
                 continue
@@ -103,9 +111,22 @@ class Ensemble:
             read_at = self._read_at(member, samples, forecast)
             curves = function(read_at[None, :], *(draws[:, j : j + 1] for j in range(draws.shape[1])))
             if self.method == "parametric":
-                curves = centred(curves, member.fit.predict(read_at))
+                point = member.fit.predict(read_at)
+                curves = centred(curves, point)
+                if spread is not None:
+                    curves = point + (curves - point) * spread[first : first + share, None]
             rows.append(curves)
+            first += share
         return np.clip(np.vstack(rows), *self.span)
+
+    def t_spread(self, count: int = DRAWS) -> np.ndarray | None:
+        """(count,) sqrt(dof / chi2_dof) factors for `curve_draws`: they turn its normal draws,
+        which take the seed noise as known, into the multivariate t of a noise estimated on
+        `dof` degrees of freedom. None where dof is unknown (0). An interval with no noise term
+        of its own (a gap) needs them; a PI has its t in the noise it adds (`bands.intervals`)."""
+        if self.dof <= 0 or self.method != "parametric":
+            return None
+        return np.sqrt(self.dof / np.random.default_rng((SPREAD_SEED, self.seed)).chisquare(self.dof, count))
 
 
 def slowed(samples, last: float) -> np.ndarray:
@@ -154,10 +175,17 @@ def parameter_draws(
     return np.clip(centre + normal * scale, lower, upper)
 
 
-def _draws(fit: FitResult) -> np.ndarray:
+def _draws(fit: FitResult, seed: int) -> np.ndarray:
     """Normal draws: the seed-noise t enters once, in the PI's noise term (`bands.intervals`);
     a second, independent t here widened 95% PIs to 97-98% on planted truths."""
-    return parameter_draws(fit.values, fit.covariance, fit.bounds, dof=0)
+    return parameter_draws(fit.values, fit.covariance, fit.bounds, dof=0, seed=seed)
+
+
+def points_seed(points: CurvePoints) -> int:
+    """A curve's own draw seed, from its points: the same points always give the same draws,
+    and two curves' draws are independent. (One seed for every curve made a gap's two curves
+    move together draw by draw, and narrowed its interval wherever their laws had one shape.)"""
+    return zlib.crc32(np.concatenate([points.samples, points.mean, points.seeds]).tobytes())
 
 
 def build_ensemble(
@@ -169,12 +197,13 @@ def build_ensemble(
 ) -> Ensemble:
     """The weighted laws of one curve with their draws: bootstrap `refits` (law -> (n, p))
     when given, else parametric draws."""
+    seed = points_seed(points)
     members = tuple(
-        Member(fit, weights[name], refits[name] if refits else _draws(fit))
+        Member(fit, weights[name], refits[name] if refits else _draws(fit, seed))
         for name, fit in fits.items()
         if weights.get(name, 0) > 0
     )
     first = next(iter(fits.values()))
     method = f"bootstrap:{len(next(iter(refits.values())))}" if refits else "parametric"
     sigma = points.sigma_seed if np.isfinite(points.sigma_seed) else 0.0
-    return Ensemble(members, span, sigma, points.pooled_df, first.samples_range, method)
+    return Ensemble(members, span, sigma, points.pooled_df, first.samples_range, method, seed)

@@ -1,10 +1,13 @@
 """The law mixture: weights, draws inside the metric's range, and a slowed clock for the laws
 without a ceiling past the data."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
+from scipy import stats
 
-from fits.ensemble import UNBOUNDED_REACH, build_ensemble, parameter_draws, slowed
+from fits.ensemble import UNBOUNDED_REACH, Ensemble, build_ensemble, parameter_draws, slowed
 from fits.fit import fit_curve, fit_laws, law_weights
 from tests.fits.truth import SIZES, ensemble_of, simulate_fixed
 
@@ -53,3 +56,39 @@ def test_parameter_draws_follow_the_covariance_and_respect_bounds():
     draws = parameter_draws(fit.values, fit.covariance, fit.bounds, dof=0, count=20000)
     np.testing.assert_allclose(draws.std(axis=0), list(fit.errors.values()), rtol=0.1)
     assert (draws[:, 2] >= fit.bounds["alpha"][0]).all()
+
+
+def test_two_curves_draws_are_independent_and_one_curves_draws_are_reproducible():
+    # B is A moved up by 0.01: one covariance. With one draw seed for every curve, the two moved
+    # together draw by draw (a correlation of 1), and a gap between such curves came out narrow.
+    points = simulate_fixed(np.random.default_rng(5))
+    moved = replace(points, mean=points.mean + 0.01, replicates=tuple(r + 0.01 for r in points.replicates))
+    a, b = (saturating_alone(p) for p in (points, moved))
+    at = np.array([SIZES[len(SIZES) // 2]])
+    draws_a, draws_b = a.curve_draws(at)[:, 0], b.curve_draws(at)[:, 0]
+    assert abs(np.corrcoef(draws_a, draws_b)[0, 1]) < 0.1  # 4000 draws: SE about 0.016
+    again = saturating_alone(simulate_fixed(np.random.default_rng(5)))
+    np.testing.assert_array_equal(again.curve_draws(at), a.curve_draws(at))
+
+
+def test_the_t_spread_scales_each_draws_distance_from_its_law_by_the_noise_estimates_t():
+    points = simulate_fixed(np.random.default_rng(6), sizes=SIZES[:5], seeds=2)  # 5 seed dof
+    alone = saturating_alone(points, (-1e3, 1e3))  # a range no draw reaches: no clipping
+    at = np.array([SIZES[2]])
+    spread = alone.t_spread()
+    point = alone.members[0].fit.predict(at)
+    np.testing.assert_allclose(
+        alone.curve_draws(at, spread=spread) - point, (alone.curve_draws(at) - point) * spread[:, None]
+    )
+    # a normal draw times the spread is Student's t on the curve's seed dof
+    t = np.random.default_rng(7).standard_normal(spread.size) * spread
+    assert np.percentile(np.abs(t), 95) == pytest.approx(stats.t.ppf(0.975, points.pooled_df), rel=0.05)
+    assert (
+        replace(alone, dof=0).t_spread() is None and replace(alone, method="bootstrap:200").t_spread() is None
+    )
+
+
+def saturating_alone(points, span=(0.0, 1.0)) -> Ensemble:
+    """The mixture of `points` with all its weight on the saturating law."""
+    fits = fit_laws(points)
+    return build_ensemble(points, fits, dict.fromkeys(fits, 0.0) | {"saturating": 1.0}, span)

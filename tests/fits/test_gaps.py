@@ -1,5 +1,7 @@
 """Sample gaps: a planted 42x is covered; bounds, not ratios, where a crossing is unobserved."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,17 @@ def test_gap_interval_covers_a_planted_42x_at_a_level_both_curves_reach():
     assert gap.interval[0] <= 42 <= gap.interval[1]
     assert gap.ratio == pytest.approx(42, rel=0.3)
     assert SIZES[0] <= gap.samples_a <= SIZES[-1] and SIZES[0] <= gap.samples_b <= SIZES[-1]
+
+
+def test_a_gap_interval_widens_with_the_uncertainty_of_each_curves_seed_noise_estimate():
+    # Each curve's draws become Student's t on its seed dof (`Ensemble.t_spread`): a gap has no
+    # noise term of its own to carry that uncertainty.
+    a, b = planted_pair(np.random.default_rng(5))
+    widths = {}
+    for dof in (2, 10**6):
+        low, high = sample_gap(replace(a, dof=dof), replace(b, dof=dof)).interval
+        widths[dof] = np.log(high / low)
+    assert 1.4 < widths[2] / widths[10**6] < 2.6, widths
 
 
 def test_a_faster_curve_above_the_target_from_its_first_checkpoint_gives_a_lower_bound():
