@@ -8,7 +8,10 @@
   little). For OUTCOMES truths (draws of the mixture) a run's k-seed mean is simulated with the
   objective's seed noise at S (`seed_noise`); every draw is reweighted by that outcome's
   likelihood and by the change in its law's AICc penalty where the point is new; the claim's
-  95% interval is read off the reweighted draws. A run's checkpoints are not independent: it
+  95% interval is read off the reweighted draws, and a gap's is widened by Student's t on each
+  curve's seed dof once the runs land, as the final fit's draws are (`Ensemble.t_spread`): the
+  reweighting takes the seed noise as known, so more seeds buy a narrower t as well as a
+  smaller error. A run's checkpoints are not independent: it
   adds one point to a law, its largest fitted checkpoint. A gap's outcome that leaves it
   withheld (a crossing outside the measured sizes, an open or too wide interval) counts half
   its narrowing: the verdict shows a bound for it, not the interval.
@@ -21,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import stats
 
 from fits.claim import Claim
 from fits.ensemble import DRAWS, Ensemble, build_ensemble
@@ -196,6 +200,8 @@ class DrawBelief:
         weights = np.exp(logw - logw.max(axis=1, keepdims=True))
         weights /= weights.sum(axis=1, keepdims=True)
         low, high = _weighted_interval(self.values, self.order, weights)
+        if self.ratio:
+            low, high = self._t_widened(low, high, weights, cells)
         region = self.claim.region
         decided = np.array(
             [region.holds(lo, hi) or region.misses(lo, hi) for lo, hi in zip(low, high, strict=True)]
@@ -212,6 +218,38 @@ class DrawBelief:
             identifiable,
             float(np.median(1.0 / np.sum(weights**2, axis=1))),
         )
+
+    def _t_widened(self, low, high, weights, cells: Sequence[Cell]):
+        """The gap's interval as the final fit will give it: Student's t on each curve's seed
+        dof once `cells` land (`Ensemble.t_spread`), where the reweighted draws take the seed
+        noise as known. The curves' dofs combine by their weighted log-crossing variances
+        (Welch-Satterthwaite). A curve left with no replicate counts as one dof: its fit has no
+        noise estimate and assumes one, so a plan that left it so would rest on that guess."""
+        total, shares = np.zeros(len(weights)), np.zeros(len(weights))
+        for name, dof in self._dof_after(cells).items():
+            logs = np.log(self.crossings[name])
+            variance = weights @ logs**2 - (weights @ logs) ** 2
+            total += variance
+            shares += variance**2 / max(dof, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            combined = np.where(shares > 0, total**2 / shares, np.inf)  # no spread at all: no t
+        upper = tails(LEVEL)[1] / 100
+        stretch = stats.t.ppf(upper, combined) / stats.norm.ppf(upper)
+        middle, half = np.log(low * high) / 2, np.log(high / low) / 2
+        return np.exp(middle - stretch * half), np.exp(middle + stretch * half)
+
+    def _dof_after(self, cells: Sequence[Cell]) -> dict[str, int]:
+        """Each curve's seed dof once `cells` land: a seed at a measured size adds one, a new
+        size's first seed none."""
+        found = {}
+        for name, curve in self.curves.items():
+            seeds: dict[float, int] = {}
+            for cell in (c for c in cells if c.objective == name):
+                seeds[self._informs(cell)] = seeds.get(self._informs(cell), 0) + cell.seeds
+            known = curve.points.samples
+            new = sum(not np.isclose(known, s, rtol=SIZE_PRECISION).any() for s in seeds)
+            found[name] = curve.points.pooled_df + sum(seeds.values()) - new
+        return found
 
     def _penalty_change(self, used: dict[tuple[str, float], int]) -> np.ndarray:
         """(D,) each draw's change in its law's AICc penalty from the new points on its curve."""

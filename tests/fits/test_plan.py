@@ -85,3 +85,16 @@ def test_a_run_count_is_filled_with_the_runs_that_narrow_most():
     assert plan.picks[-1].outlooks["gap"].width < plan.now["gap"].width
     assert 0.0 <= plan.picks[-1].outlooks["gap"].decided <= 1.0
     assert plan.picks[-1].outlooks["gap"].identifiable is not None
+
+
+def test_a_gaps_outlook_starts_near_its_verdicts_interval_with_the_t_of_each_curves_seed_dof(gap_run):
+    # The verdict's draws are Student's t on each curve's 5 seed dof; without that t the planner
+    # started 20% narrower than the verdict it plans for.
+    claim = CLAIMS["gap"]
+    low, high = judge(claim, gap_run).interval
+    belief = belief_of(claim, gap_run)
+    assert belief.outlook([]).width == pytest.approx(np.log(high / low), rel=0.12)
+    # a seed at a measured size adds a dof; a new size's first seed adds none
+    known = float(gap_run.curves[0].points.samples[2])
+    picks = [Cell("A", "m", known, 1, 1.0), Cell("B", "m", float(SIZES[7]), 2, 1.0)]
+    assert belief._dof_after([*picks, Cell("B", "m", float(SIZES[6]), 1, 1.0)]) == {"A": 6, "B": 6}
