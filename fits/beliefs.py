@@ -245,7 +245,8 @@ class DrawBelief:
         for name, curve in self.curves.items():
             seeds: dict[float, int] = {}
             for cell in (c for c in cells if c.objective == name):
-                seeds[self._informs(cell)] = seeds.get(self._informs(cell), 0) + cell.seeds
+                at = self._informs(cell)
+                seeds[at] = seeds.get(at, 0) + cell.seeds
             known = curve.points.samples
             new = sum(not np.isclose(known, s, rtol=SIZE_PRECISION).any() for s in seeds)
             found[name] = curve.points.pooled_df + sum(seeds.values()) - new

@@ -9,9 +9,10 @@ law down to one sample or out to a size nobody ran:
   its last, the data bound R from one side, and the gap reports that bound, not a ratio;
 - the interval is the percentile interval of R over the mixtures' curve draws. Each curve's
   draws are its own (`points_seed`) and Student's t on its seed dof (`Ensemble.t_spread`): a
-  gap has no noise term to carry the uncertainty of the seed noise, and on a few seed replicates
-  normal draws covered a planted gap at 90% in 83% of designs. A draw that does not reach the
-  target inside the search range leaves the interval open on that side.
+  gap has no noise term to carry the uncertainty of the seed noise (with normal draws, the 90%
+  intervals of `bench/next.py`'s orch next designs held the planted gap in 83.5% of
+  replicates). A draw that does not reach the target inside the search range leaves the
+  interval open on that side.
 
 A gap is identifiable when both crossings are observed, its interval is closed and spans at
 most MAX_SPAN, and the lack-of-fit test does not reject either curve's heaviest law at
