@@ -26,7 +26,8 @@ SHOWN = 3  # the runs the report lists for each open claim
 class Pick:
     cell: Cell
     outlooks: dict[str, Outlook]  # claim id -> after this pick and every one before it
-    gain: float  # summed relative width reduction per FLOP (or per run, when runs are counted)
+    narrowing: float  # each claim's width reduction over the picks before it, relative to now, summed
+    gain: float  # the narrowing per unit of the pick's cost (`_cost`)
 
 
 @dataclass
@@ -71,9 +72,9 @@ def plan_runs(
 ) -> Plan:
     """Every cell scored alone (`ranked`, per FLOP), then picks made greedily, each the cell
     whose summed relative width reduction is largest given the picks before it, until `budget`
-    FLOPs or `runs` runs are spent or no cell narrows any claim. The reduction is per FLOP when
-    only a budget binds, and per run when runs are counted: a fixed number of runs should buy
-    the most they can within the budget, not the cheapest (FLOPs unknown: samples)."""
+    FLOPs or `runs` runs are spent or no cell narrows any claim. The reduction is per unit of
+    what the cell uses of the scarcer limit (`_cost`): per FLOP under a budget alone, per run
+    under a run count alone (FLOPs unknown: samples)."""
     beliefs = {claim.id: belief_of(claim, run, seed) for claim in claims}
     now = {claim_id: belief.outlook([]) for claim_id, belief in beliefs.items()}
     verdicts = {v.claim.id: v for v in run.verdicts}
@@ -82,7 +83,7 @@ def plan_runs(
     }
     plan = Plan(list(claims), now, measured=measured)
     plan.notes = [f"{claim_id}: {note}" for claim_id, belief in beliefs.items() for note in belief.notes]
-    plan.ranked = sorted((_scored(beliefs, now, now, [], c, True) for c in cells), key=lambda p: -p.gain)
+    plan.ranked = sorted((_scored(beliefs, now, now, [], c, c.flops) for c in cells), key=lambda p: -p.gain)
     current, chosen = now, []
     while budget is not None or runs is not None:
         spent, count = sum(c.flops for c in chosen), sum(c.seeds for c in chosen)
@@ -93,7 +94,7 @@ def plan_runs(
         ]
         if not affordable:
             break
-        scored = (_scored(beliefs, now, current, chosen, c, runs is None) for c in affordable)
+        scored = (_scored(beliefs, now, current, chosen, c, _cost(c, budget, runs)) for c in affordable)
         best = max(scored, key=lambda p: p.gain)
         if best.gain <= 0:
             break
@@ -109,16 +110,27 @@ def plan_runs(
     return plan
 
 
-def _scored(beliefs: dict, now: dict, current: dict, chosen: list[Cell], cell: Cell, per_flop: bool) -> Pick:
-    """The cell added to `chosen`: each claim's outlook, and the gain over `current` per FLOP
-    (else per run), each claim's narrowing relative to its width now."""
+def _cost(cell: Cell, budget: float | None, runs: int | None) -> float:
+    """The share of the scarcer limit the cell uses: with both a budget and a run count, a run
+    cheaper than its share of the budget costs one run, a dearer one its FLOPs, so neither the
+    cheapest runs nor the dearest win by cost alone."""
+    if runs is None:
+        return cell.flops
+    if budget is None:
+        return cell.seeds
+    return max(cell.flops / budget, cell.seeds / runs)
+
+
+def _scored(beliefs: dict, now: dict, current: dict, chosen: list[Cell], cell: Cell, cost: float) -> Pick:
+    """The cell added to `chosen`: each claim's outlook, and the gain over `current` per unit
+    of `cost`, each claim's narrowing relative to its width now."""
     outlooks = {claim_id: belief.outlook([*chosen, cell]) for claim_id, belief in beliefs.items()}
     narrowed = sum(
         (current[i].width - outlooks[i].width) / now[i].width
         for i in beliefs
         if np.isfinite(now[i].width) and now[i].width > 0
     )
-    return Pick(cell, outlooks, narrowed / (cell.flops if per_flop else cell.seeds))
+    return Pick(cell, outlooks, narrowed, narrowed / cost)
 
 
 def candidate_cells(run: FitRun, claims: Sequence[Claim], sizes: Sequence[int]) -> list[Cell]:

@@ -30,7 +30,10 @@ SHOWN = 10  # candidates listed per plan
     "--claim", "claim_ids", multiple=True, help="Plan for this claim (default: every inconclusive one)."
 )
 @click.option(
-    "--budget", type=click.FloatRange(min=0, min_open=True), default=None, help="FLOPs to spend on the picks."
+    "--budget",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="FLOPs to spend on the picks (with --runs: at most that many runs within it).",
 )
 @click.option(
     "--runs", type=click.IntRange(min=1), default=None, help="Runs to pick (default 4, without --budget)."
@@ -58,7 +61,8 @@ def next_runs(
 ) -> None:
     """Rank the runs that would settle the open claims: each candidate's FLOPs, the expected
     width of each claim's interval after it lands, and the chance the verdict is then decided;
-    then pick greedily within --budget FLOPs or --runs runs.
+    then pick greedily within --budget FLOPs, --runs runs or both (each pick the most narrowing
+    per share of the scarcer limit).
 
     \b
         orch next                                    # the newest sweep's inconclusive claims
@@ -67,8 +71,6 @@ def next_runs(
     """
     from fits.plan import candidate_cells, plan_runs
 
-    if budget is not None and runs is not None:
-        raise InputError("give --budget or --runs, not both")
     claims_file, sweep_name = claims_and_sweep(targets, "next")
     store, sweep_name = open_sweep(ctx, sweep_name)
     design = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
@@ -233,7 +235,7 @@ def _as_dict(run: Any, plan: Any) -> dict[str, Any]:
             "data_size": int(cell.samples),
             "seeds": cell.seeds,
             "flops": cell.flops,
-            "gain_per_flop": p.gain,
+            "narrowing": p.narrowing,
             "outlooks": {i: _outlook(plan, i, o) for i, o in p.outlooks.items()},
         }
 

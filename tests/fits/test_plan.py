@@ -87,6 +87,19 @@ def test_a_run_count_is_filled_with_the_runs_that_narrow_most():
     assert plan.picks[-1].outlooks["gap"].identifiable is not None
 
 
+def test_with_both_limits_each_pick_narrows_most_per_share_of_the_scarcer_limit(gap_run):
+    budget, runs = 4 * float(SIZES[4]), 4
+    plan = plan_runs(gap_run, [CLAIMS["gap"]], cells(), budget=budget, runs=runs, seed=1)
+    assert plan.picks and plan.flops <= budget and sum(p.cell.seeds for p in plan.picks) <= runs
+
+    def share(cell: Cell) -> float:
+        return max(cell.flops / budget, cell.seeds / runs)
+
+    alone = {p.cell: p.narrowing / share(p.cell) for p in plan.ranked}
+    assert plan.picks[0].cell == max(alone, key=alone.get)
+    assert all(p.gain == pytest.approx(p.narrowing / share(p.cell)) for p in plan.picks)
+
+
 def test_a_gaps_outlook_starts_near_its_verdicts_interval_with_the_t_of_each_curves_seed_dof(gap_run):
     # The verdict's draws are Student's t on each curve's 5 seed dof; without that t the planner
     # started 20% narrower than the verdict it plans for.
