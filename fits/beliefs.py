@@ -21,18 +21,17 @@
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from fits.claim import Claim
 from fits.ensemble import DRAWS, Ensemble, build_ensemble
-from fits.fit import point_weights
 from fits.gaps import GRID, MAX_SPAN, REACH, crossing, default_target
 from fits.level import LEVEL, quantile, tails
 from fits.results import CurveFit, FitRun
-from fits.seed_noise import Noise, seed_noise
+from fits.seed_noise import seed_noise
 from fits.verdicts import SIZE_PRECISION, claim_curve, flops_scale, seen_points
 
 __all__ = [
@@ -105,15 +104,11 @@ def _penalty(n: int, k: int) -> float:
     return 2 * k + 2 * k * (k + 1) / (n - k - 1) if n - k - 1 > 0 else np.inf
 
 
-def planning_ensemble(curve: CurveFit, noise: Noise | None) -> Ensemble:
-    """The curve's laws with FLOOR weight each at least, their draws widened to `noise` where the
-    curve has no seed replicates (its fit then assumed the fallback weight's noise)."""
+def planning_ensemble(curve: CurveFit) -> Ensemble:
+    """The curve's laws with FLOOR weight each at least (where the curve has no seed replicate,
+    each law's errors are already scaled to its residuals: `NOISE_FROM_RESIDUALS`)."""
     points = curve.points
     fits = {name: fit for name, fit in curve.fits.items() if fit.success}
-    if points.pooled_df == 0 and noise is not None:
-        assumed = 1.0 / float(point_weights(points)[0])
-        scale = (float(noise.sd(points.samples).mean()) / assumed) ** 2
-        fits = {name: replace(fit, covariance=fit.covariance * max(scale, 1.0)) for name, fit in fits.items()}
     weights = {name: max(curve.ensemble.weights.get(name, 0.0), FLOOR) for name in fits}
     total = sum(weights.values())
     return build_ensemble(points, fits, {n: w / total for n, w in weights.items()}, curve.ensemble.span)
@@ -126,7 +121,7 @@ class DrawBelief:
         self.claim, self.notes = claim, []
         self.curves, self.noise = curves, noise
         self.fitted_up_to = run.options.holdout_above if run.options.points == "all" else None
-        self.ensembles = {name: planning_ensemble(curve, noise[name]) for name, curve in curves.items()}
+        self.ensembles = {name: planning_ensemble(curve) for name, curve in curves.items()}
         for name in curves:
             if noise[name] is None:
                 self.notes.append(f"{name}: no seed noise can be estimated (one seed, no residual dof)")
@@ -223,8 +218,7 @@ class DrawBelief:
         """The gap's interval as the final fit will give it: Student's t on each curve's seed
         dof once `cells` land (`Ensemble.t_spread`), where the reweighted draws take the seed
         noise as known. The curves' dofs combine by their weighted log-crossing variances
-        (Welch-Satterthwaite). A curve left with no replicate counts as one dof: its fit has no
-        noise estimate and assumes one, so a plan that left it so would rest on that guess."""
+        (Welch-Satterthwaite); a dof of 0 counts as one."""
         total, shares = np.zeros(len(weights)), np.zeros(len(weights))
         for name, dof in self._dof_after(cells).items():
             logs = np.log(self.crossings[name])
@@ -240,7 +234,8 @@ class DrawBelief:
 
     def _dof_after(self, cells: Sequence[Cell]) -> dict[str, int]:
         """Each curve's seed dof once `cells` land: a seed at a measured size adds one, a new
-        size's first seed none."""
+        size's first seed none; a curve still at one seed per size has its heaviest law's
+        residual dof, which each new size adds one to (`NOISE_FROM_RESIDUALS`)."""
         found = {}
         for name, curve in self.curves.items():
             seeds: dict[float, int] = {}
@@ -249,7 +244,8 @@ class DrawBelief:
                 seeds[at] = seeds.get(at, 0) + cell.seeds
             known = curve.points.samples
             new = sum(not np.isclose(known, s, rtol=SIZE_PRECISION).any() for s in seeds)
-            found[name] = curve.points.pooled_df + sum(seeds.values()) - new
+            replicated = curve.points.pooled_df + sum(seeds.values()) - new
+            found[name] = replicated if replicated > 0 else curve.ensemble.dof + new
         return found
 
     def _penalty_change(self, used: dict[tuple[str, float], int]) -> np.ndarray:

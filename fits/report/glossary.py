@@ -20,6 +20,8 @@ FLAGS = {
     "BOOTSTRAP": "bands from this many seed-bootstrap refits of every law",
     "BOUND_HIT": "a parameter sits on its bound: its error bar understates the uncertainty",
     "LOF_REJECT": "the lack-of-fit test rejects the law against seed noise (p < 0.05)",
+    "NOISE_FROM_RESIDUALS": "one seed per size: the seed noise is the law's residual scatter, its errors "
+    "scaled to it",
     "NOT_CONVERGED": "the solver stopped before this law's best start settled",
     "LMFIT_FINISH": "lmfit's finish of the best start lowered chi-square: its values were taken",
     "ONE_POINT": "a single point: no law is identified",

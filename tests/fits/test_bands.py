@@ -7,7 +7,7 @@ from fits.bands import covered, forecast, score_holdout
 from fits.ensemble import build_ensemble
 from fits.fit import fit_laws, law_weights
 from fits.laws import saturating
-from fits.planted import forecast_check
+from fits.planted import SIGMA, draw_truth, forecast_check, simulate
 from tests.fits.truth import SIZES, TRUTH, ensemble_of, simulate_fixed
 
 
@@ -70,3 +70,15 @@ def test_prediction_bands_cover_in_a_quick_check():
     # The fast suite's version of the slow 400-replicate check in test_planted.
     check = forecast_check(30, seed=7)
     assert all(share >= 0.85 for share in check.coverage.values()), check
+
+
+def test_one_seed_per_size_gives_pis_that_hold_new_means():
+    """With no replicate the noise comes from the residuals; the assumed 1e-3 held 35% at 95%."""
+    rng = np.random.default_rng(8)
+    held = []
+    for _ in range(40):
+        truth = draw_truth(rng)
+        target = SIZES[-1] * 4
+        ahead = forecast(ensemble_of(simulate(rng, truth, seeds=1)), target, 3)
+        held.append(covered(ahead, saturating(target, **truth) + rng.normal(0, SIGMA, 3).mean()))
+    assert np.mean(held) >= 0.75, np.mean(held)

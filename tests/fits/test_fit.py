@@ -5,7 +5,7 @@ import pytest
 
 from fits.fit import FitError, curve_points, fit_curve, fit_laws, lack_of_fit, law_weights
 from fits.laws import logistic, saturating
-from tests.fits.truth import SIGMA, SIZES, TRUTH, simulate_fixed
+from tests.fits.truth import SIGMA, SIZES, TRUTH, ensemble_of, simulate_fixed
 
 
 def test_saturating_parameters_are_recovered():
@@ -84,3 +84,18 @@ def test_lack_of_fit_needs_replicates():
     points = curve_points(SIZES, saturating(SIZES, **TRUTH))
     fit = fit_curve(points, "saturating")
     assert lack_of_fit(points, fit) is None
+
+
+def test_one_seed_per_size_takes_its_noise_from_the_residuals():
+    rng = np.random.default_rng(6)
+    samples = SIZES.astype(float)
+    clean = saturating(samples, **TRUTH)
+    quiet = fit_laws(curve_points(samples, clean + rng.normal(0, SIGMA, samples.size)))
+    noisy_points = curve_points(samples, clean + rng.normal(0, 4 * SIGMA, samples.size))
+    noisy = fit_laws(noisy_points)
+    assert all("NOISE_FROM_RESIDUALS" in fit.flags for fit in [*quiet.values(), *noisy.values()])
+    ratio = noisy["saturating"].errors["a_inf"] / quiet["saturating"].errors["a_inf"]
+    assert 2 < ratio < 8, ratio  # the assumed 1e-3 gave both the same errors
+    ensemble = ensemble_of(noisy_points)
+    assert ensemble.sigma_seed == pytest.approx(4 * SIGMA, rel=0.5)
+    assert ensemble.dof == ensemble.heaviest.dof > 0
