@@ -111,9 +111,9 @@ def plan_runs(
 
 
 def _cost(cell: Cell, budget: float | None, runs: int | None) -> float:
-    """The share of the scarcer limit the cell uses: with both a budget and a run count, a run
-    cheaper than its share of the budget costs one run, a dearer one its FLOPs, so neither the
-    cheapest runs nor the dearest win by cost alone."""
+    """What the cell uses of the scarcer limit: with both a budget and a run count, a run
+    cheaper than its share of the budget costs one run's share, a dearer one its share of the
+    FLOPs, so neither the cheapest runs nor the dearest win by cost alone."""
     if runs is None:
         return cell.flops
     if budget is None:

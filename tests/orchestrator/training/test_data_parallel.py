@@ -80,6 +80,7 @@ def _replica(rank: int, config_json: str, folder: str, what: str) -> None:
         else:
             result = whole_trial(config, replica, SavedCheckpoint.load(Path(folder) / "saved", config.key))
         torch.save(result, Path(folder) / f"rank{rank}.pt")
+        dist.barrier()  # neither process tears gloo down while the other is still in a collective
     finally:
         dist.destroy_process_group()
 
