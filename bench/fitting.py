@@ -7,6 +7,7 @@ refits of 3 curves per law, batched against one refit at a time, side by side in
     python bench/fitting.py                 # 400 replicates per experiment, about 4 minutes
     python bench/fitting.py --replicates 100
     python bench/fitting.py --only verdicts --replicates 300
+    python bench/fitting.py --only coverage --seeds 1   # one seed per size: noise from the residuals
 """
 
 import argparse
@@ -18,13 +19,16 @@ from fits.bootstrap import bootstrap_refits
 from fits.calibration import GOALS, binomial_se, measured_gap_coverage, verdict_rates
 from fits.fit import fit_laws
 from fits.laws import LAWS
-from fits.planted import draw_truth, forecast_check, gap_check, huber_shift, joint_check, simulate
+from fits.planted import SEEDS, draw_truth, forecast_check, gap_check, huber_shift, joint_check, simulate
 
 
 def coverage(args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    check = forecast_check(args.replicates, seed=args.seed)
-    print(f"forecasts past 74M, {check.cells} replicates ({time.perf_counter() - started:.1f} s):")
+    check = forecast_check(args.replicates, seed=args.seed, seeds=args.seeds)
+    print(
+        f"forecasts past 74M from {args.seeds} seed(s) a size, {check.cells} replicates "
+        f"({time.perf_counter() - started:.1f} s):"
+    )
     for ratio, share in check.coverage.items():
         se = binomial_se(share, check.cells)
         print(f"  {ratio:>2}x: PI coverage {share:.1%} +- {se:.1%}   rms z {check.rms_z[ratio]:.2f}")
@@ -33,9 +37,12 @@ def coverage(args: argparse.Namespace) -> None:
 
 def gaps(args: argparse.Namespace) -> None:
     started = time.perf_counter()
-    check = gap_check(args.replicates, seed=args.seed)
+    check = gap_check(args.replicates, seed=args.seed, seeds=args.seeds)
     took = time.perf_counter() - started
-    print(f"gaps, planted {check.planted:g}x, {check.replicates} replicates ({took:.1f} s):")
+    print(
+        f"gaps, planted {check.planted:g}x, {args.seeds} seed(s) a size, {check.replicates} replicates "
+        f"({took:.1f} s):"
+    )
     bias = check.median_ratio / check.planted
     print(f"  identifiable {check.identifiable:.0%}; median R {check.median_ratio:.3g} (bias x{bias:.3f})")
     print(
@@ -113,6 +120,9 @@ def main() -> None:
     )
     parser.add_argument("--replicates", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seeds", type=int, default=SEEDS, help="seeds a size in the coverage and gap checks"
+    )
     parser.add_argument("--workers", type=int, default=2, help="processes for the verdict rates")
     parser.add_argument(
         "--only", choices=["coverage", "gaps", "robustness", "joint", "verdicts", "timings"], default=None

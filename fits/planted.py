@@ -61,15 +61,18 @@ class ForecastCheck:
     cells: int  # forecasts per ratio
 
 
-def forecast_check(replicates: int, seed: int = 0, huber: float | None = None) -> ForecastCheck:
-    """Fit each simulated curve, forecast it RATIOS times past its data, score the PIs."""
+def forecast_check(
+    replicates: int, seed: int = 0, huber: float | None = None, seeds: int = SEEDS
+) -> ForecastCheck:
+    """Fit each simulated curve (`seeds` seeds a size), forecast it RATIOS times past its data,
+    score the PIs on a new SEEDS-seed mean."""
     rng = np.random.default_rng(seed)
     hits = {r: [] for r in RATIOS}
     zs = {r: [] for r in RATIOS}
     wrong = 0
     for _ in range(replicates):
         truth = draw_truth(rng)
-        points = simulate(rng, truth)
+        points = simulate(rng, truth, seeds=seeds)
         fits = fit_laws(points, huber=huber)
         weights = law_weights(fits)
         wrong += max(weights, key=weights.get) != "saturating"
@@ -98,8 +101,9 @@ class GapCheck:
     replicates: int
 
 
-def gap_check(replicates: int, seed: int = 0, planted: float = 42.0) -> GapCheck:
-    """B is A slowed by `planted` samples (f_B(S) = f_A(S / planted)), both measured on SIZES."""
+def gap_check(replicates: int, seed: int = 0, planted: float = 42.0, seeds: int = SEEDS) -> GapCheck:
+    """B is A slowed by `planted` samples (f_B(S) = f_A(S / planted)), both measured on SIZES
+    with `seeds` seeds a size."""
     rng = np.random.default_rng(seed)
     ratios, hits, wide, found = [], [], 0, 0
     for _ in range(replicates):
@@ -107,7 +111,7 @@ def gap_check(replicates: int, seed: int = 0, planted: float = 42.0) -> GapCheck
         slowed = dict(truth, b=truth["b"] * planted ** truth["alpha"])
         ensembles = []
         for law in (truth, slowed):
-            points = simulate(rng, law)
+            points = simulate(rng, law, seeds=seeds)
             fits = fit_laws(points)
             ensembles.append(build_ensemble(points, fits, law_weights(fits), (0.0, 1.0)))
         gap = sample_gap(*ensembles)
