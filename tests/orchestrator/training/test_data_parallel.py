@@ -5,6 +5,7 @@ The first step's loss and every gradient agree to 1e-5 (SIGReg's characteristic 
 NTP's token mean taken over the global batch, the rows split unevenly); after 1,000 samples the
 parameters agree to 1e-4 and so does every row at every checkpoint."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -80,9 +81,13 @@ def _replica(rank: int, config_json: str, folder: str, what: str) -> None:
         else:
             result = whole_trial(config, replica, SavedCheckpoint.load(Path(folder) / "saved", config.key))
         torch.save(result, Path(folder) / f"rank{rank}.pt")
-        dist.barrier()  # neither process tears gloo down while the other is still in a collective
-    finally:
+        dist.barrier()  # both results are saved and no collective is left
+    except BaseException:
         dist.destroy_process_group()
+        raise
+    # Interpreter teardown with gloo's threads alive aborted one process in two CI runs
+    # ("terminate called without an active exception", SIGABRT) after its result was saved.
+    os._exit(0)
 
 
 def in_two_processes(tmp_path: Path, config: TrialConfig, what: str) -> list:
