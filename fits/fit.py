@@ -25,10 +25,11 @@ __all__ = [
     "fit_arrays",
     "fit_curve",
     "fit_laws",
+    "fit_noise",
     "lack_of_fit",
     "law_weights",
     "point_weights",
-    "residual_noise",
+    "shares_noise",
 ]
 
 BOUND_TOLERANCE = 1e-6
@@ -259,21 +260,43 @@ def fit_curve(
         # Misfit beyond seed noise: its errors grow by the excess chi-square. Inflating every fit
         # (max(1, chi2/dof)) instead widened the PIs of true laws to 97.5% at 95%.
         fit.flags.append("LOF_REJECT")
-    elif points.pooled_df == 0 and found.dof > 0:
-        # No replicate: the fallback weight's noise is a guess, and the residuals measure it.
-        # Left at the guess, one seed per size gave 95% PIs that held 35% of new means.
-        fit.flags.append("NOISE_FROM_RESIDUALS")
-    if {"LOF_REJECT", "NOISE_FROM_RESIDUALS"} & set(fit.flags):
         fit.covariance = found.inflated
-        fit.errors = _errors(found.inflated, law.params)
+    elif (scale := _residual_scale(fit, points)) is not None:
+        # One seed variance over the curve and a law that fits it: its residuals measure that
+        # variance too. Left to the guess, one seed per size gave 95% PIs that held 35% of new
+        # means; left to a few replicates, their dof stretched every interval by Student's t.
+        if points.pooled_df == 0:
+            fit.flags.append("NOISE_FROM_RESIDUALS")
+        fit.covariance = found.covariance * scale
+    fit.errors = _errors(fit.covariance, law.params)
     return fit
 
 
-def residual_noise(fit: FitResult, points: CurvePoints) -> float:
-    """The seed noise a fit to one seed per size shows: its residual scatter, never below the
-    fallback weight's guess (the same scale `NOISE_FROM_RESIDUALS` gives its covariance)."""
-    guess = 1.0 / float(point_weights(points)[0])
-    return guess * float(np.sqrt(max(1.0, fit.chi_square / fit.dof))) if fit.dof > 0 else guess
+def shares_noise(points: CurvePoints) -> bool:
+    """Whether the curve's seed noise is one variance over its sizes (fewer than POOL_BELOW seeds
+    at some size) from independent runs, which a law that fits also measures by its residuals
+    (not where the points are checkpoints of the same runs: their residuals are correlated)."""
+    return bool(points.seeds.min() < POOL_BELOW) and points.run_values is None
+
+
+def _residual_scale(fit: FitResult, points: CurvePoints) -> float | None:
+    """The factor on the variance behind a fit's weights once its residuals are pooled with the
+    seed scatter, (pooled_df + chi2) / (pooled_df + dof); None where they are not pooled: the
+    noise is per size, the law misfits, or it has no residual dof."""
+    if not shares_noise(points) or fit.dof <= 0 or "LOF_REJECT" in fit.flags:
+        return None
+    return (points.pooled_df + fit.chi_square) / (points.pooled_df + fit.dof)
+
+
+def fit_noise(fit: FitResult, points: CurvePoints) -> tuple[float, int]:
+    """The seed noise behind a fit's errors and its dof: the seed scatter pooled with the law's
+    residuals where they measure the same variance (`_residual_scale`), else the scatter alone;
+    with no replicate and no residual dof, the fallback weight's guess (dof 0: unknown)."""
+    unit = points.sigma_seed if points.pooled_df > 0 else 1.0 / float(point_weights(points)[0])
+    scale = _residual_scale(fit, points)
+    if scale is None:
+        return unit, points.pooled_df
+    return unit * float(np.sqrt(scale)), points.pooled_df + fit.dof
 
 
 def _errors(covariance: np.ndarray, params: tuple[str, ...]) -> dict[str, float]:
