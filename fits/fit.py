@@ -274,9 +274,11 @@ def fit_curve(
 
 def shares_noise(points: CurvePoints) -> bool:
     """Whether the curve's seed noise is one variance over its sizes (fewer than POOL_BELOW seeds
-    at some size) from independent runs, which a law that fits also measures by its residuals
-    (not where the points are checkpoints of the same runs: their residuals are correlated)."""
-    return bool(points.seeds.min() < POOL_BELOW) and points.run_values is None
+    at some size) that a law which fits also measures by its residuals. Not where the points
+    are checkpoints of the same runs, whose residuals are correlated, unless no replicate
+    measures the noise at all."""
+    few = bool(points.seeds.min() < POOL_BELOW)
+    return few and (points.pooled_df == 0 or points.run_values is None)
 
 
 def _residual_scale(fit: FitResult, points: CurvePoints) -> float | None:
