@@ -119,7 +119,7 @@ class FitResult:
     law: str
     values: dict[str, float]
     errors: dict[str, float]
-    covariance: np.ndarray  # in `params` order; scaled by the reduced chi-square when LOF_REJECT
+    covariance: np.ndarray  # in `params` order, in the noise `fit_noise` gives (LOF_REJECT: inflated)
     params: tuple[str, ...]
     residuals: np.ndarray  # (mean - fit) / sigma at each point
     chi_square: float
