@@ -3,18 +3,17 @@
 
 - `DrawBelief` (a gap; a level past the data): the claim's value on each draw of the curves'
   law mixtures. Each fitted law keeps at least FLOOR of the weight (a law with no weight today
-  may carry it once more points land); where a curve has one seed per size, its draws are
-  widened to the seed noise the laws' residuals show (a fit without replicates assumes too
-  little). For OUTCOMES truths (draws of the mixture) a run's k-seed mean is simulated with the
-  objective's seed noise at S (`seed_noise`); every draw is reweighted by that outcome's
-  likelihood and by the change in its law's AICc penalty where the point is new; the claim's
-  95% interval is read off the reweighted draws, and a gap's is widened by Student's t on each
-  curve's seed dof once the runs land, as the final fit's draws are (`Ensemble.t_spread`): the
-  reweighting takes the seed noise as known, so more seeds buy a narrower t as well as a
-  smaller error. A run's checkpoints are not independent: it
-  adds one point to a law, its largest fitted checkpoint. A gap's outcome that leaves it
-  withheld (a crossing outside the measured sizes, an open or too wide interval) counts half
-  its narrowing: the verdict shows a bound for it, not the interval.
+  may carry it once more points land); each law's draws are in the seed noise its fit measures
+  (`fits.fit.fit_noise`). For OUTCOMES truths (draws of the mixture) a run's k-seed mean is
+  simulated with the objective's seed noise at S (`seed_noise`); every draw is reweighted by
+  that outcome's likelihood and by the change in its law's AICc penalty where the point is
+  new; the claim's 95% interval is read off the reweighted draws, and a gap's is widened by
+  Student's t on each curve's seed dof once the runs land, as the final fit's draws are
+  (`Ensemble.t_spread`): the reweighting takes the seed noise as known, so more seeds buy a
+  narrower t as well as a smaller error. A run's checkpoints are not independent: it adds one
+  point to a law, its largest fitted checkpoint. A gap's outcome that leaves it withheld (a
+  crossing outside the measured sizes, an open or too wide interval) counts half its
+  narrowing: the verdict shows a bound for it, not the interval.
 - `MeansBelief` (an order; a level where it was measured): seed means. A run adds k seeds at
   every measured size it covers; the standard errors shrink, and each mean moves by its
   preposterior spread.
@@ -28,6 +27,7 @@ from scipy import stats
 
 from fits.claim import Claim
 from fits.ensemble import DRAWS, Ensemble, build_ensemble
+from fits.fit import shares_noise
 from fits.gaps import GRID, MAX_SPAN, REACH, crossing, default_target
 from fits.level import LEVEL, quantile, tails
 from fits.results import CurveFit, FitRun
@@ -105,8 +105,8 @@ def _penalty(n: int, k: int) -> float:
 
 
 def planning_ensemble(curve: CurveFit) -> Ensemble:
-    """The curve's laws with FLOOR weight each at least (where the curve has no seed replicate,
-    each law's errors are already scaled to its residuals: `NOISE_FROM_RESIDUALS`)."""
+    """The curve's laws with FLOOR weight each at least (each law's errors already in the seed
+    noise its fit measures: `fits.fit.fit_noise`)."""
     points = curve.points
     fits = {name: fit for name, fit in curve.fits.items() if fit.success}
     weights = {name: max(curve.ensemble.weights.get(name, 0.0), FLOOR) for name in fits}
@@ -233,19 +233,22 @@ class DrawBelief:
         return np.exp(middle - stretch * half), np.exp(middle + stretch * half)
 
     def _dof_after(self, cells: Sequence[Cell]) -> dict[str, int]:
-        """Each curve's seed dof once `cells` land: a seed at a measured size adds one, a new
-        size's first seed none; a curve still at one seed per size has its heaviest law's
-        residual dof, which each new size adds one to (`NOISE_FROM_RESIDUALS`)."""
+        """Each curve's seed dof once `cells` land. Where the seed scatter pools with the laws'
+        residuals (`fits.fit.fit_noise`), each new run adds one; else a seed at a measured size
+        adds one and a new size's first seed none."""
         found = {}
         for name, curve in self.curves.items():
             seeds: dict[float, int] = {}
             for cell in (c for c in cells if c.objective == name):
                 at = self._informs(cell)
                 seeds[at] = seeds.get(at, 0) + cell.seeds
+            added = sum(seeds.values())
+            if shares_noise(curve.points) and "LOF_REJECT" not in curve.ensemble.heaviest.flags:
+                found[name] = curve.ensemble.dof + added
+                continue
             known = curve.points.samples
             new = sum(not np.isclose(known, s, rtol=SIZE_PRECISION).any() for s in seeds)
-            replicated = curve.points.pooled_df + sum(seeds.values()) - new
-            found[name] = replicated if replicated > 0 else curve.ensemble.dof + new
+            found[name] = curve.points.pooled_df + added - new
         return found
 
     def _penalty_change(self, used: dict[tuple[str, float], int]) -> np.ndarray:

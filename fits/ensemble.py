@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fits.fit import CurvePoints, FitResult, residual_noise
+from fits.fit import CurvePoints, FitResult, fit_noise
 from fits.laws import LAWS, Span
 
 __all__ = [
@@ -205,8 +205,6 @@ def build_ensemble(
     )
     first = next(iter(fits.values()))
     method = f"bootstrap:{len(next(iter(refits.values())))}" if refits else "parametric"
-    sigma, dof = points.sigma_seed, points.pooled_df
-    if dof == 0:  # no replicate: the heaviest law's residuals estimate the seed noise
-        heaviest = max(fits, key=lambda name: weights.get(name, 0.0))
-        sigma, dof = residual_noise(fits[heaviest], points), max(fits[heaviest].dof, 0)
+    heaviest = max(fits, key=lambda name: weights.get(name, 0.0))
+    sigma, dof = fit_noise(fits[heaviest], points)  # the seed scatter, with its residuals where they pool
     return Ensemble(members, span, sigma, dof, first.samples_range, method, seed)

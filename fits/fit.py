@@ -1,5 +1,5 @@
 """Fitting one curve: seed means with seed-noise weights; every law fitted from a grid of starts
-(`fits.solve`), by least squares or Huber's loss on log residuals; Akaike weights over the laws
+(`fits.weighted_fit`), by least squares or Huber's loss on log residuals; Akaike weights over the laws
 (`law_weights`), and a lack-of-fit test against pure error.
 
 Everything takes arrays and returns values; `fit_curve` copies its inputs.
@@ -12,9 +12,8 @@ import numpy as np
 from scipy import stats
 
 from db.errors import InputError
-from fits.finish import FINISH_GAIN, finish
 from fits.laws import LAWS, Law, Span
-from fits.solve import least_squares, start_grid
+from fits.weighted_fit import fit_arrays
 
 __all__ = [
     "UNIT_SPAN",
@@ -22,13 +21,13 @@ __all__ = [
     "FitError",
     "FitResult",
     "curve_points",
-    "fit_arrays",
     "fit_curve",
     "fit_laws",
+    "fit_noise",
     "lack_of_fit",
     "law_weights",
     "point_weights",
-    "residual_noise",
+    "shares_noise",
 ]
 
 BOUND_TOLERANCE = 1e-6
@@ -120,7 +119,7 @@ class FitResult:
     law: str
     values: dict[str, float]
     errors: dict[str, float]
-    covariance: np.ndarray  # in `params` order; scaled by the reduced chi-square when LOF_REJECT
+    covariance: np.ndarray  # in `params` order, in the noise `fit_noise` gives (LOF_REJECT: inflated)
     params: tuple[str, ...]
     residuals: np.ndarray  # (mean - fit) / sigma at each point
     chi_square: float
@@ -146,72 +145,6 @@ def point_weights(points: CurvePoints) -> np.ndarray:
         # One seed everywhere: no noise estimate; fall back to equal weights (flagged by callers).
         sigma = np.full_like(sigma, max(float(np.nanmax(sigma)) if np.isfinite(sigma).any() else 0, 1e-3))
     return 1.0 / sigma
-
-
-@dataclass(frozen=True)
-class ArrayFit:
-    """A law's best fit to weighted means: the values, their covariance and the fit's quality."""
-
-    values: dict[str, float]
-    covariance: np.ndarray
-    residuals: np.ndarray
-    chi_square: float
-    dof: int
-    converged: bool
-    starts: int
-    model_result: Any = None  # lmfit's ModelResult from the best start (None for a Huber fit)
-    finished: bool = False  # lmfit's finish lowered chi-square, and its values were taken
-
-    @property
-    def inflated(self) -> np.ndarray:
-        """The covariance scaled by max(1, reduced chi-square): for a law the data reject."""
-        return self.covariance * (max(1.0, self.chi_square / self.dof) if self.dof > 0 else 1.0)
-
-
-def fit_arrays(
-    function,
-    names: tuple[str, ...],
-    x: np.ndarray,
-    mean: np.ndarray,
-    weight: np.ndarray,
-    guess: dict[str, float],
-    bounds: dict[str, tuple[float, float]],
-    replicates: tuple[np.ndarray, np.ndarray] | None = None,
-    huber: float | None = None,
-) -> ArrayFit:
-    """Fit `function(x, *names)` to `mean` from every start of a grid, keep the best, and
-    finish it with lmfit (`fits.finish`), whose values are taken where they lower chi-square.
-
-    With `huber`, the loss is Huber's on the log residuals of the `replicates` (x, y): one
-    diverged seed then barely moves the fit, and lmfit (which has no such loss) does not finish
-    it. The covariance is the Gauss-Newton one on the weighted means, in units of the seed noise
-    (`inflated` scales it by any excess chi-square).
-    """
-    lower = np.array([bounds[n][0] for n in names])
-    upper = np.array([bounds[n][1] for n in names])
-    starts = start_grid({n: guess[n] for n in names}, bounds)
-    if huber and replicates is not None:
-        solution = least_squares(function, replicates[0], replicates[1], 1.0, starts, lower, upper, huber)
-    else:
-        solution = least_squares(function, x, mean, weight, starts, lower, upper)
-    best = int(np.nanargmin(np.where(np.isfinite(solution.loss), solution.loss, np.inf)))
-    theta = solution.theta[best : best + 1]
-    chi_square = float(np.sum(((mean - function(x, *theta[0])) * weight) ** 2))
-    result, finished = None, False
-    if not huber:
-        result = finish(function, names, x, mean, weight, theta[0], lower, upper)
-        finished = bool(np.isfinite(result.chisqr) and result.chisqr < chi_square * (1 - FINISH_GAIN))
-        if finished:
-            theta = np.array([[result.params[n].value for n in names]])
-    at_best = least_squares(function, x, mean, weight, theta, lower, upper, iterations=0)
-    residuals = (mean - function(x, *theta[0])) * weight
-    chi_square = float(np.sum(residuals**2))
-    dof = len(mean) - len(names)
-    jac = at_best.jacobian[0]
-    covariance = np.linalg.pinv(jac.T @ jac)
-    values = {n: float(v) for n, v in zip(names, theta[0], strict=True)}
-    converged = bool(solution.converged[best]) or (finished and bool(result.success))
-    return ArrayFit(values, covariance, residuals, chi_square, dof, converged, len(starts), result, finished)
 
 
 def fit_curve(
@@ -259,21 +192,45 @@ def fit_curve(
         # Misfit beyond seed noise: its errors grow by the excess chi-square. Inflating every fit
         # (max(1, chi2/dof)) instead widened the PIs of true laws to 97.5% at 95%.
         fit.flags.append("LOF_REJECT")
-    elif points.pooled_df == 0 and found.dof > 0:
-        # No replicate: the fallback weight's noise is a guess, and the residuals measure it.
-        # Left at the guess, one seed per size gave 95% PIs that held 35% of new means.
-        fit.flags.append("NOISE_FROM_RESIDUALS")
-    if {"LOF_REJECT", "NOISE_FROM_RESIDUALS"} & set(fit.flags):
         fit.covariance = found.inflated
-        fit.errors = _errors(found.inflated, law.params)
+    elif (scale := _residual_scale(fit, points)) is not None:
+        # One seed variance over the curve and a law that fits it: its residuals measure that
+        # variance too. Left to the guess, one seed per size gave 95% PIs that held 35% of new
+        # means; left to a few replicates, their dof stretched every interval by Student's t.
+        if points.pooled_df == 0:
+            fit.flags.append("NOISE_FROM_RESIDUALS")
+        fit.covariance = found.covariance * scale
+    fit.errors = _errors(fit.covariance, law.params)
     return fit
 
 
-def residual_noise(fit: FitResult, points: CurvePoints) -> float:
-    """The seed noise a fit to one seed per size shows: its residual scatter, never below the
-    fallback weight's guess (the same scale `NOISE_FROM_RESIDUALS` gives its covariance)."""
-    guess = 1.0 / float(point_weights(points)[0])
-    return guess * float(np.sqrt(max(1.0, fit.chi_square / fit.dof))) if fit.dof > 0 else guess
+def shares_noise(points: CurvePoints) -> bool:
+    """Whether the curve's seed noise is one variance over its sizes (fewer than POOL_BELOW seeds
+    at some size) that a law which fits also measures by its residuals. Not where the points
+    are checkpoints of the same runs, whose residuals are correlated, unless no replicate
+    measures the noise at all."""
+    few = bool(points.seeds.min() < POOL_BELOW)
+    return few and (points.pooled_df == 0 or points.run_values is None)
+
+
+def _residual_scale(fit: FitResult, points: CurvePoints) -> float | None:
+    """The factor on the variance behind a fit's weights once its residuals are pooled with the
+    seed scatter, (pooled_df + chi2) / (pooled_df + dof); None where they are not pooled: the
+    noise is per size, the law misfits, or it has no residual dof."""
+    if not shares_noise(points) or fit.dof <= 0 or "LOF_REJECT" in fit.flags:
+        return None
+    return (points.pooled_df + fit.chi_square) / (points.pooled_df + fit.dof)
+
+
+def fit_noise(fit: FitResult, points: CurvePoints) -> tuple[float, int]:
+    """The seed noise behind a fit's errors and its dof: the seed scatter pooled with the law's
+    residuals where they measure the same variance (`_residual_scale`), else the scatter alone;
+    with no replicate and no residual dof, the fallback weight's guess (dof 0: unknown)."""
+    unit = points.sigma_seed if points.pooled_df > 0 else 1.0 / float(point_weights(points)[0])
+    scale = _residual_scale(fit, points)
+    if scale is None:
+        return unit, points.pooled_df
+    return unit * float(np.sqrt(scale)), points.pooled_df + fit.dof
 
 
 def _errors(covariance: np.ndarray, params: tuple[str, ...]) -> dict[str, float]:

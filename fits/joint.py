@@ -9,9 +9,10 @@ import numpy as np
 
 from fits.bands import intervals
 from fits.ensemble import parameter_draws
-from fits.fit import CurvePoints, FitError, fit_arrays
+from fits.fit import CurvePoints, FitError
 from fits.laws import ALPHA_RANGE, Span, joint
 from fits.level import LEVEL
+from fits.weighted_fit import fit_arrays
 
 __all__ = ["MIN_MODELS", "JointCell", "JointFit", "fit_joint"]
 

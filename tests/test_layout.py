@@ -107,6 +107,7 @@ FITS_MATH = (
     "fits.level",
     "fits.planted",  # the procedure on planted truths, for bench/fitting.py and the tests
     "fits.finish",  # lmfit's finish of the batched solver's best start, and its profiles
+    "fits.weighted_fit",  # a law's best weighted fit to arrays (curves and the joint law)
     "fits.measured_gap",  # the model-free gap from the seed means
 )
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from fits.fit import FitError, curve_points, fit_curve, fit_laws, lack_of_fit, law_weights
 from fits.laws import logistic, saturating
@@ -99,3 +100,34 @@ def test_one_seed_per_size_takes_its_noise_from_the_residuals():
     ensemble = ensemble_of(noisy_points)
     assert ensemble.sigma_seed == pytest.approx(4 * SIGMA, rel=0.5)
     assert ensemble.dof == ensemble.heaviest.dof > 0
+
+
+def test_a_few_replicates_pool_their_scatter_with_the_residuals_of_a_law_that_fits():
+    # One size with 2 seeds, the rest with 1: a pure-error dof of 1 alone would stretch every
+    # interval by t(1); the law's residuals measure the same variance.
+    rng = np.random.default_rng(3)
+    samples = np.array([*SIZES, SIZES[4]], dtype=float)
+    points = curve_points(samples, saturating(samples, **TRUTH) + rng.normal(0, SIGMA, samples.size))
+    ensemble = ensemble_of(points)
+    heaviest = ensemble.heaviest
+    assert points.pooled_df == 1 and "LOF_REJECT" not in heaviest.flags
+    assert "NOISE_FROM_RESIDUALS" not in heaviest.flags
+    assert ensemble.dof == 1 + heaviest.dof
+    low, high = np.sqrt(stats.chi2.ppf([0.005, 0.995], ensemble.dof) / ensemble.dof)
+    assert low < ensemble.sigma_seed / SIGMA < high  # the chi-square's 99% at its dof
+    # seed sum of squares + residual sum of squares, over seed dof + residual dof
+    pooled = points.sigma_seed**2 * (1 + heaviest.chi_square) / (1 + heaviest.dof)
+    assert ensemble.sigma_seed**2 == pytest.approx(pooled, rel=1e-9)
+
+
+def test_checkpoints_of_the_same_runs_keep_their_seed_scatter_unless_there_is_none():
+    rng = np.random.default_rng(4)
+    values = saturating(SIZES, **TRUTH)
+    offsets = rng.normal(0, SIGMA, (2, 1))
+    replicated = curve_points(
+        np.tile(SIZES, 2), (values + offsets).ravel(), runs=np.repeat([0, 1], len(SIZES))
+    )
+    assert replicated.run_values is not None
+    assert ensemble_of(replicated).dof == replicated.pooled_df
+    alone = curve_points(SIZES, values + rng.normal(0, SIGMA, len(SIZES)), runs=np.zeros(len(SIZES)))
+    assert all("NOISE_FROM_RESIDUALS" in fit.flags for fit in fit_laws(alone).values())

@@ -101,13 +101,17 @@ def test_with_both_limits_each_pick_narrows_most_per_share_of_the_scarcer_limit(
 
 
 def test_a_gaps_outlook_starts_near_its_verdicts_interval_with_the_t_of_each_curves_seed_dof(gap_run):
-    # The verdict's draws are Student's t on each curve's 5 seed dof; without that t the planner
-    # started 20% narrower than the verdict it plans for.
+    # The verdict's draws are Student's t on each curve's seed dof (its seed scatter's and its
+    # heaviest law's residuals'); without that t the planner started 20% narrower than the
+    # verdict it plans for.
     claim = CLAIMS["gap"]
     low, high = judge(claim, gap_run).interval
     belief = belief_of(claim, gap_run)
     assert belief.outlook([]).width == pytest.approx(np.log(high / low), rel=0.12)
-    # a seed at a measured size adds a dof; a new size's first seed adds none
+    dof = {c.key["objective"]: c.ensemble.dof for c in gap_run.curves}
+    assert all(d > c.points.pooled_df for d, c in zip(dof.values(), gap_run.curves, strict=True))
+    # the noise pools seeds and residuals: every new run adds a dof, at a measured size or a new one
     known = float(gap_run.curves[0].points.samples[2])
     picks = [Cell("A", "m", known, 1, 1.0), Cell("B", "m", float(SIZES[7]), 2, 1.0)]
-    assert belief._dof_after([*picks, Cell("B", "m", float(SIZES[6]), 1, 1.0)]) == {"A": 6, "B": 6}
+    after = belief._dof_after([*picks, Cell("B", "m", float(SIZES[6]), 1, 1.0)])
+    assert after == {"A": dof["A"] + 1, "B": dof["B"] + 3}
