@@ -17,7 +17,6 @@ def test_planted_claims_get_their_verdicts_in_a_quick_check():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)  # 15 minutes alone on 2 slow cores; more beside the other slow tests
 def test_verdict_rates_meet_their_goals_over_300_replicates():
     rates = verdict_rates(300, seed=0, workers=2)
     missed = [

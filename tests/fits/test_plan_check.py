@@ -11,7 +11,6 @@ from fits.plan_check import compare_designs, summarize
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)  # 15 minutes alone on 2 slow cores; more beside the other slow tests
 def test_orch_next_beats_simple_designs_on_planted_gaps():
     found = summarize(compare_designs(60, seed=1, workers=2))
     mine = found["orch next"]
