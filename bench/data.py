@@ -74,8 +74,8 @@ def run_case(folder: Path, tokenizer: str, pairs: int, resume: int, workers: int
 
 def library_case(folder: Path, pairs: int) -> dict:
     """`tokenizers`' batch encoder alone: the BPE orch trained, on the shards' first `pairs`
-    pairs read into memory before the clock starts, both captions of each batch encoded and
-    their ids read."""
+    pairs read into memory before the clock starts, both captions of each batch encoded in one
+    call (as orch encodes them) and their ids read."""
     import pyarrow.parquet as pq
     from tokenizers import Tokenizer
 
@@ -86,8 +86,8 @@ def library_case(folder: Path, pairs: int) -> dict:
     seconds = [text for table in tables for text in table.column("caption_b").to_pylist()][:pairs]
     started = time.perf_counter()
     for position in range(0, len(firsts), BATCH):
-        for texts in (firsts[position : position + BATCH], seconds[position : position + BATCH]):
-            [encoding.ids for encoding in tokenizer.encode_batch_fast(texts)]
+        texts = firsts[position : position + BATCH] + seconds[position : position + BATCH]
+        [encoding.ids for encoding in tokenizer.encode_batch_fast(texts)]  # one call, as orch's
     return {"rate": len(firsts) / (time.perf_counter() - started)}
 
 
