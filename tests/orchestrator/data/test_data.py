@@ -261,11 +261,13 @@ def test_tokenizers_share_special_ids(tmp_path):
     assert min(bpe.encode("a red disc")) >= 4  # specials are never produced from text
 
 
+@pytest.mark.parametrize("kind", ["bytes", "bpe"])
 @pytest.mark.parametrize("max_len", [1, 2, 3, 6, 12, 40])
-def test_encoded_rows_are_cls_text_eos_cut_at_max_len(max_len):
-    """The array layout against its definition, row by row: empty texts and every cut included."""
+def test_encoded_rows_are_cls_text_eos_cut_at_max_len(max_len, kind, tmp_path):
+    """The array layout against its definition, row by row: empty texts and every cut included;
+    BPE through its batch encoder (one call for both texts of every pair), bytes text by text."""
     rng = np.random.default_rng(max_len)
-    letters = "abcdefghijklmnopqrstuvwxyz"
+    letters = "abcdefghijklmnopqrstuvwxyz "
     pairs = [
         (
             "".join(rng.choice(list(letters), rng.integers(0, 15))),
@@ -273,9 +275,11 @@ def test_encoded_rows_are_cls_text_eos_cut_at_max_len(max_len):
         )
         for _ in range(60)
     ]
-    views = encode_examples(ByteTokenizer(), pairs, max_len=max_len, joined=False)
-    joined = encode_examples(ByteTokenizer(), pairs, max_len=max_len, joined=True)
-    ids = ByteTokenizer().encode
+    texts = [text for pair in pairs for text in pair]
+    tokenizer = BpeTokenizer(texts, vocab_size=300, cache_dir=tmp_path) if kind == "bpe" else ByteTokenizer()
+    views = encode_examples(tokenizer, pairs, max_len=max_len, joined=False)
+    joined = encode_examples(tokenizer, pairs, max_len=max_len, joined=True)
+    ids = tokenizer.encode
 
     def padded(sequence: list[int]) -> list[int]:
         return (sequence + [PAD] * max_len)[:max_len]
