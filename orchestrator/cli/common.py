@@ -48,10 +48,15 @@ def say(text: str) -> None:
 
 def open_store(url: str, create: bool = False, upgrade: bool = False) -> Any:
     """The store at `url`, its long waits said on stderr; a reader (`create` false) never
-    creates one, and a database that is not orch's is refused before anything is written."""
+    creates one, and a database that is not orch's is refused before anything is written. Its
+    engine is disposed of when the command ends, so a process may run commands one after another."""
     from db import Store
 
-    return Store.open(url, upgrade=upgrade, create=create, notify=say)
+    store = Store.open(url, upgrade=upgrade, create=create, notify=say)
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(store.close)
+    return store
 
 
 def open_sweep(ctx: click.Context, name: str | None) -> tuple[Any, str]:

@@ -107,6 +107,12 @@ class StoreWriter:
             if self._pending:
                 time.sleep(max(0.0, self._next_try - time.monotonic()))
 
+    def close(self) -> None:
+        """Dispose of the engine this writer opened (the sweep is over)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
     def _send(self, write: _Write) -> None:
         if not self._pending:
             self._oldest = time.monotonic()

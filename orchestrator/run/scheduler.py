@@ -14,6 +14,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,42 +107,67 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     if options.address and options.address != "auto":  # a cluster nobody answers for: no store made
         check_reachable(options.address, options.connect_timeout_s)
     storage = check_storage(options.storage)
-    store = Store.open(url, notify=_notice(options.progress))
-    statuses = store.trial_statuses(t.key for t in spec.trials)
-    todo = [t for t in spec.trials if not (t.key in statuses and statuses[t.key].finished)]
-    outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
-    previous = signal.signal(signal.SIGTERM, raise_interrupt)
-    owns_ray = False
-    try:
-        # Ray first: a cluster that cannot be joined leaves nothing in the store, no trial pending.
-        owns_ray = bool(todo) and _start_ray(options)
-        signal.signal(signal.SIGTERM, raise_interrupt)  # Ray's driver installs a handler of its own
-        if todo:
-            _check_resources(spec, todo)  # a trial no node can hold would wait forever
-        # The file is stored with its secrets masked (a password on its `store:` line).
-        store.record_sweep(spec.name, mask_text(spec.text), spec.text_hash, spec.source, trial_rows(spec))
-        owner = driver_id()
-        held = claim(store, (t.key for t in todo), owner, options.lease_stale_s)  # not another driver's
-        outcome.leased, todo = len(todo) - len(held), [t for t in todo if t.key in held]
-        if not todo:
-            return outcome
-        rates = training_rates(store, {t.objective for t in todo})
-        packs = sweep_packs(spec, todo, rates, _cluster(), options.max_concurrent, options.pack_below_s)
-        with Heartbeat(store, owner, options.lease_stale_s):
-            view = ProgressView(todo, options.progress, options.live)
-            outcome.restarted = _run_tune(spec, packs, url, options, storage, view)
-    except KeyboardInterrupt:
-        outcome.interrupted = True
-        _mark_interrupted(store, todo)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if owns_ray:
-            _stop_ray(options)
-    finished = store.trial_statuses(t.key for t in todo)
-    for status in finished.values():
-        outcome.counts[status] = outcome.counts.get(status, 0) + 1
-    outcome.wall_s = time.perf_counter() - started
-    return outcome
+    with closing(Store.open(url, notify=_notice(options.progress))) as store:
+        statuses = store.trial_statuses(t.key for t in spec.trials)
+        todo = [t for t in spec.trials if not (t.key in statuses and statuses[t.key].finished)]
+        outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
+        previous = signal.signal(signal.SIGTERM, raise_interrupt)
+        owns_ray = False
+        try:
+            # Ray first: a cluster that cannot be joined leaves nothing in the store, no trial pending.
+            owns_ray = bool(todo) and _start_ray(options)
+            signal.signal(signal.SIGTERM, raise_interrupt)  # Ray's driver installs a handler of its own
+            if todo:
+                _check_resources(spec, todo)  # a trial no node can hold would wait forever
+            owner = driver_id()
+            todo = _record_and_lease(spec, store, todo, owner, options, outcome)
+            if todo:
+                outcome.restarted = _run_leased(spec, store, todo, owner, url, options, storage)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            _mark_interrupted(store, todo)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            if owns_ray:
+                _stop_ray(options)
+        finished = store.trial_statuses(t.key for t in todo)
+        for status in finished.values():
+            outcome.counts[status] = outcome.counts.get(status, 0) + 1
+        outcome.wall_s = time.perf_counter() - started
+        return outcome
+
+
+def _record_and_lease(
+    spec: Spec,
+    store: Store,
+    todo: list[TrialConfig],
+    owner: str,
+    options: SweepOptions,
+    outcome: SweepOutcome,
+) -> list[TrialConfig]:
+    """Record the sweep and lease to `owner` what no other driver runs: the trials it holds."""
+    # The file is stored with its secrets masked (a password on its `store:` line).
+    store.record_sweep(spec.name, mask_text(spec.text), spec.text_hash, spec.source, trial_rows(spec))
+    held = claim(store, (t.key for t in todo), owner, options.lease_stale_s)  # not another driver's
+    outcome.leased = len(todo) - len(held)
+    return [t for t in todo if t.key in held]
+
+
+def _run_leased(
+    spec: Spec,
+    store: Store,
+    todo: list[TrialConfig],
+    owner: str,
+    url: str,
+    options: SweepOptions,
+    storage: Path,
+) -> int:
+    """Run the trials `owner` holds, beating its leases' heartbeat: how many started over."""
+    rates = training_rates(store, {t.objective for t in todo})
+    packs = sweep_packs(spec, todo, rates, _cluster(), options.max_concurrent, options.pack_below_s)
+    with Heartbeat(store, owner, options.lease_stale_s):
+        view = ProgressView(todo, options.progress, options.live)
+        return _run_tune(spec, packs, url, options, storage, view)
 
 
 def _notice(progress: Callable[[str], None] | None) -> Callable[[str], None] | None:
@@ -290,6 +316,7 @@ def _run_tune(
         callback.writer.flush(force=True)  # the last batch, one try: the store has what trials sent
         raise
     finally:
+        callback.writer.close()
         view.end()
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from db import Store
-from tests.orchestrator.cli.test_cli import one_error_line, orch
+from tests.cli import one_error_line, orch
 from tests.stores import simulated_store
 
 

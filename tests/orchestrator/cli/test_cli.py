@@ -1,46 +1,21 @@
-"""The `orch` command line through its own entry point: exit codes, exact JSON, one-line errors.
+"""The `orch` command line: exit codes, exact JSON, one-line errors.
 
-`orch` runs a command in this process (`main()`, its streams captured, the exit code it gives);
-`orch_process` in a real subprocess, where a test is about the process itself."""
+`orch` runs a command in this process (`tests.cli`, click's CliRunner); `orch_process` in a real
+subprocess, where a test is about the process itself."""
 
-import contextlib
-import io
 import json
-import os
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
-from unittest import mock
 
 import numpy as np
 import pytest
 import yaml
 
 from db import SCHEMA_VERSION, CheckpointReport, Store, TrialStatus
+from tests.cli import ROOT, one_error_line, orch
 from tests.rows import measurement, trial_row
 from tests.stores import simulated_store
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def orch(*args, cwd=None) -> subprocess.CompletedProcess:
-    """`orch ARGS` through `orchestrator.cli.main` in this process; what a subprocess would give."""
-    from orchestrator.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with (
-        contextlib.chdir(cwd or os.getcwd()),
-        mock.patch.object(sys, "argv", ["orch", *args]),
-        contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(err),
-    ):
-        try:
-            main()
-            code = 0
-        except SystemExit as exit:
-            code = exit.code or 0
-    return subprocess.CompletedProcess(["orch", *args], code, out.getvalue(), err.getvalue())
 
 
 def orch_process(*args, cwd=None) -> subprocess.CompletedProcess:
@@ -57,14 +32,6 @@ def strict_json(text: str):
         raise AssertionError(f"{constant} in JSON output")
 
     return json.loads(text, parse_constant=refuse)
-
-
-def one_error_line(result, code=2):
-    assert result.returncode == code, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def test_version_and_help():

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 import pytest
 
-from tests.orchestrator.cli.test_cli import ROOT, one_error_line, orch
+from tests.cli import ROOT, one_error_line, orch
 from tests.stores import simulated_store
 
 

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
+from tests.cli import ROOT, orch
 from tests.fits.test_bands import rises_without_steps
-from tests.orchestrator.cli.test_cli import ROOT, orch
 
 EMBEDDED = ROOT / "tests" / "data" / "embedded_mutual_knn.csv"
 WALK = [str(round(s)) for s in np.geomspace(32_768, 900e6, 60)]  # the fitted data end at 32K

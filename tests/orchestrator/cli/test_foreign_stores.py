@@ -9,7 +9,7 @@ import pytest
 import yaml
 from sqlalchemy import create_engine, text
 
-from tests.orchestrator.cli.test_cli import ROOT, one_error_line, orch
+from tests.cli import ROOT, one_error_line, orch
 
 HEADER = "source,model,objective,metric,reference,eval_set,samples,value"
 

@@ -1,5 +1,6 @@
-"""Hostile and careless inputs to every command, each through a real `orch` subprocess: one line
-on stderr naming the file or option, exit 2, no traceback, and nothing written to the folder.
+"""Hostile and careless inputs to every command, each run as `orch` runs it (in this process,
+through click's CliRunner: `tests.cli`): one line on stderr naming the file or option, exit 2, no
+traceback, and nothing written to the folder.
 
 Each case writes its files into a folder of its own and returns the command's arguments; the
 table is the count the faults issue asks for (the sweep-file table in test_spec is on top)."""
@@ -7,10 +8,9 @@ table is the count the faults issue asks for (the sweep-file table in test_spec 
 import io
 import sqlite3
 import subprocess
-import sys
 import zipfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +20,9 @@ import pytest
 import yaml
 
 from db import Store
+from tests.cli import orch
 from tests.datasets import file_dataset, write_jsonl
 from tests.stores import simulated_store
-
-pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command
 
 Setup = Callable[[Path], list[str]]
 CASES: dict[str, tuple[Setup, str]] = {}
@@ -459,7 +458,7 @@ def export_in_an_unknown_format(folder):
 
 def foreign_sqlite(folder: Path, *tables: str) -> str:
     """A SQLite file of somebody else's, in rollback-journal mode (no WAL), with their tables."""
-    with sqlite3.connect(folder / "theirs.db") as connection:
+    with closing(sqlite3.connect(folder / "theirs.db")) as connection, connection:
         for table in tables:
             connection.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, name TEXT)")
             connection.execute(f"INSERT INTO {table} (name) VALUES ('theirs')")
@@ -498,9 +497,11 @@ def status_of_somebody_elses_database(folder):
 def store_whose_schema_version_is_not_a_number(folder):
     url = foreign_sqlite(folder)
     Store.open(url).close()
-    with sqlite3.connect(folder / "theirs.db") as connection:
+    # closed here, not by the garbage collector in the middle of the command under test; the
+    # journal mode set outside a transaction, where SQLite can change it
+    with closing(sqlite3.connect(folder / "theirs.db", isolation_level=None)) as connection:
         connection.execute("UPDATE orch_meta SET value = 'six' WHERE key = 'schema'")
-        connection.execute("PRAGMA journal_mode=DELETE")
+        assert connection.execute("PRAGMA journal_mode=DELETE").fetchone() == ("delete",)
     return ["--store", url, "status"]
 
 
@@ -546,28 +547,18 @@ def run_case(folder: Path, setup: Setup) -> tuple[subprocess.CompletedProcess, d
     folder.mkdir()
     args = setup(folder)
     before = snapshot(folder)
-    result = subprocess.run(
-        [sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True, cwd=folder, timeout=300
-    )
-    return result, before, snapshot(folder)
-
-
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hostile")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(run_case, root / name, setup) for name, (setup, _) in CASES.items()}
-        return {name: future.result() for name, future in futures.items()}
+    return orch(*args, cwd=folder), before, snapshot(folder)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_a_hostile_input_gets_one_line_exit_2_and_writes_nothing(outcomes, name):
-    result, before, after = outcomes[name]
+def test_a_hostile_input_gets_one_line_exit_2_and_writes_nothing(tmp_path, name):
+    setup, expected = CASES[name]
+    result, before, after = run_case(tmp_path / name, setup)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("orch: error: ") and CASES[name][1] in lines[0], lines[0]
+    assert lines[0].startswith("orch: error: ") and expected in lines[0], lines[0]
     assert "LeakCheck" not in result.stderr  # a password is never printed, however it is written
     assert after == before  # no store, no report, nothing half-written
 
@@ -575,11 +566,6 @@ def test_a_hostile_input_gets_one_line_exit_2_and_writes_nothing(outcomes, name)
 def test_a_spreadsheet_csv_with_a_byte_order_mark_imports(tmp_path):
     (tmp_path / "b.csv").write_text(f"\ufeff{HEADER}\npaper,m,ntp,cka,dino,wit,1M,0.1\n", encoding="utf-8")
     url = f"sqlite:///{tmp_path / 'orch.db'}"
-    result = subprocess.run(
-        [sys.executable, "-m", "orchestrator", "--store", url, "baselines", "import", "b.csv"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
+    result = orch("--store", url, "baselines", "import", "b.csv", cwd=tmp_path)
     assert result.returncode == 0 and "1 of 1 rows added" in result.stderr, result.stderr
     assert list(Store.open(url).baselines_frame().source) == ["paper"]

@@ -10,7 +10,7 @@ import pytest
 from db import Store
 from fits.laws import saturating
 from orchestrator.imports import COLUMNS
-from tests.orchestrator.cli.test_cli import ROOT, one_error_line, orch
+from tests.cli import ROOT, one_error_line, orch
 from tests.stores import simulated_store
 
 PAPER_SIZES = ["145K", "506K", "1.77M", "6.18M", "21.6M", "75M", "260M", "900M"]

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.orchestrator.cli.test_cli import ROOT, orch
+from tests.cli import ROOT, orch
 from tests.stores import simulated_store
 
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from orchestrator.spec import load_spec
+from tests.cli import one_error_line, orch
 from tests.orchestrator.cli.test_check import ORDER, TRUE_GAP, claim, write_claims
-from tests.orchestrator.cli.test_cli import one_error_line, orch
 from tests.stores import SIZES, simulated_store
 
 TIGHT_GAP = claim("gap_tight", "gap", faster="jepa_good", slower="ntp", value=42, tolerance=1.05)
