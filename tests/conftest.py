@@ -53,27 +53,54 @@ def postgres_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def ray_cluster():
-    """One Ray for the whole session: a real two-node cluster on this machine (1 CPU each).
-
-    In-process sweeps reuse it; subprocess drivers join it with --address.
-    """
+def ray_cluster(tmp_path_factory):
+    """One `ray start` cluster for the whole session: a head and a worker node on this machine
+    (1 CPU each, token-authenticated, each its own process tree), stopped by their PIDs at the
+    end. In-process sweeps join it; a driver process joins it with --address and the token
+    (`env=ray_cluster.env` names it). This process's environment is left as it was."""
     import logging
 
     import ray
     from ray import cloudpickle
-    from ray.cluster_utils import Cluster
 
     from tests.orchestrator import faults
+    from tests.rayclusters import ray_start_cluster
 
     cloudpickle.register_pickle_by_value(faults)
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "include_dashboard": False},
+    with ray_start_cluster(tmp_path_factory.mktemp("ray_home")) as cluster:
+        saved = dict(os.environ)
+        os.environ |= {"RAY_AUTH_MODE": "token", **cluster.env}  # read as this driver joins
+        ray.init(address=cluster.address, logging_level=logging.WARNING, log_to_driver=False)
+        os.environ.clear()
+        os.environ |= saved
+        yield cluster
+        ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def finished_sweep(ray_cluster, tmp_path_factory):
+    """One embedded sweep run to its end once per session on the session's cluster (jepa_good and
+    ntp, 8K samples, 2 seeds, a constant learning rate: every checkpoint a point of a curve); its
+    folder holds base.yaml and orch.db. Tests that only read it take a copy (`copy_of`)."""
+    import yaml
+
+    from orchestrator.run.scheduler import SweepOptions, run_sweep
+    from orchestrator.spec import load_spec
+    from tests.drivers import FINISHED, write_sweep
+
+    folder = tmp_path_factory.mktemp("finished")
+    sweep = write_sweep(folder, yaml.safe_load(FINISHED))
+    outcome = run_sweep(
+        load_spec(sweep), f"sqlite:///{folder / 'orch.db'}", SweepOptions(storage=folder / ".orch")
     )
-    cluster.add_node(num_cpus=1)
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, logging_level=logging.WARNING, log_to_driver=False)
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
+    assert outcome.counts == {"done": 4}, outcome.summary()
+    return folder
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--goals",
+        choices=("full", "smoke"),
+        default="full",
+        help="the slow goals in full, or as smoke checks: a few replicates, loose bounds (tests.goal_lock)",
+    )

@@ -2,6 +2,7 @@
 real `orch sweep` drivers share."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,12 @@ from orchestrator.spec.catalog import PRESETS
 from orchestrator.training.loop import checkpoint_schedule
 
 REFERENCES = 2  # the world's references
+FINISHED = """
+name: base
+eval: {metrics: [mutual_knn@10], checkpoints: log2}
+grid: {objective: [jepa_good, ntp], model: [tiny], data_size: [8K], seed: [0, 1]}
+train: {schedule: constant, warmup: 0.0}
+"""  # the session's finished sweep (tests/conftest.py `finished_sweep`)
 
 
 def sweep_raw(name="s", objectives=("jepa_good", "ntp"), sizes=("2K",), seeds=(0, 1)):
@@ -44,11 +51,18 @@ def write_sweep(folder: Path, raw: dict) -> Path:
 
 
 def start_driver(
-    folder: Path, sweep: Path, *extra: str, env=None, sigint=signal.SIG_DFL, store: str | None = None
+    folder: Path,
+    sweep: Path,
+    *extra: str,
+    env=None,
+    sigint=signal.SIG_DFL,
+    store: str | None = None,
+    stderr: Path | None = None,
 ) -> subprocess.Popen:
     """A driver process (its store: `store`, or orch.db in `folder`) whose SIGINT disposition is
     set here, not inherited from how the suite was started (a background job ignores SIGINT, and
-    so would every child)."""
+    so would every child). Its stderr goes to a pipe, or to the file `stderr` for a long run whose
+    output no one reads until it ends (a full pipe would stop the driver)."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -62,7 +76,7 @@ def start_driver(
         ],
         cwd=folder,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.PIPE if stderr is None else stderr.open("w"),
         text=True,
         env={**os.environ, **(env or {})},
         preexec_fn=lambda: signal.signal(signal.SIGINT, sigint),
@@ -83,3 +97,11 @@ def run_orch(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "orchestrator", *args], cwd=cwd, capture_output=True, text=True, timeout=300
     )
+
+
+def copy_of(finished: Path, folder: Path) -> Path:
+    """The finished sweep's file and store, copied into `folder` for a test that adds to them."""
+    for name in ("base.yaml", "orch.db", "orch.db-wal"):  # the store closed, its log folded in or not
+        if (finished / name).exists():
+            shutil.copy2(finished / name, folder / name)
+    return folder / "base.yaml"

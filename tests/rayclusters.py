@@ -36,6 +36,11 @@ class RayCluster:
     head_dir: str
     worker_dir: str
 
+    @property
+    def env(self) -> dict[str, str]:
+        """What a driver process adds to its environment to join with the head's token."""
+        return {"RAY_AUTH_TOKEN_PATH": str(self.token)}
+
     def processes(self) -> list[psutil.Process]:
         """Every process of the cluster: a temp dir or the GCS address is on its command line."""
         marks = (self.head_dir, self.worker_dir, self.address)

@@ -1,10 +1,12 @@
 """Verdicts on planted truths (`fits.calibration`): a true claim supported, a false one
 contradicted, an underpowered design seldom wrong. The quick check runs in every suite; the
-slow one is the goal at 300 replicates, what `bench/fitting.py --only verdicts` prints."""
+slow one is the goal at 300 replicates (`tests.fits.goals`), what `bench/fitting.py --only
+verdicts` prints."""
 
 import pytest
 
-from fits.calibration import GOALS, verdict_rates
+from fits.calibration import verdict_rates
+from tests.fits.goals import Scale
 
 
 def test_planted_claims_get_their_verdicts_in_a_quick_check():
@@ -17,12 +19,7 @@ def test_planted_claims_get_their_verdicts_in_a_quick_check():
 
 
 @pytest.mark.slow
-def test_verdict_rates_meet_their_goals_over_300_replicates():
-    rates = verdict_rates(300, seed=0, workers=2)
-    missed = [
-        f"{experiment}: {verdict} {rates.share(experiment, verdict):.1%} (goal {side} {goal:.0%})"
-        for experiment, goals in GOALS.items()
-        for verdict, side, goal in goals
-        if not rates.meets(experiment, verdict, side, goal)
-    ]
-    assert not missed, missed
+def test_verdict_rates_meet_their_goals_over_300_replicates(request):
+    scale = Scale.of(request.config)
+    rates = verdict_rates(scale.replicates("verdict_rates"), seed=0, workers=2)
+    scale.check("verdict_rates", {"replicates": rates.replicates, "counts": rates.counts})

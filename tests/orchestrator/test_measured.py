@@ -16,8 +16,8 @@ from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
 from orchestrator.measured import measure_baselines
 from orchestrator.spec import load_spec
+from tests.cli import orch
 from tests.datasets import file_dataset
-from tests.drivers import run_orch as orch
 from tests.orchestrator.extraction import models
 
 pytest.importorskip("transformers")
@@ -57,7 +57,6 @@ def test_a_measured_baseline_has_every_metric_and_reference_with_the_trials_nois
     assert all(r.se is None for r in rows if r.metric == "cka")  # no item SE for CKA, as in trials
 
 
-@pytest.mark.processes  # real `orch` processes
 def test_the_command_stores_them_once_and_lists_them_beside_the_published(world):
     measured = orch("baselines", "measure", "gpt2.npz", "sweep.yaml", "--name", "GPT-2 tiny", cwd=world)
     assert measured.returncode == 0, measured.stderr
@@ -102,7 +101,6 @@ def test_features_that_do_not_pair_with_the_eval_set_are_refused_in_one_line(wor
         measure_baselines(tmp_path / "bare.npy", spec, None, "ntp")
 
 
-@pytest.mark.processes  # a real `orch` process
 def test_a_reference_made_from_other_rows_is_refused_by_the_sidecars_ids(tmp_path):
     texts = [f"{w} {v}" for w in models.SENTENCES for v in ("now", "then")]
     data = file_dataset(tmp_path, [(t, t) for t in texts], texts, width=8)

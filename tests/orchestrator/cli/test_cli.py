@@ -213,13 +213,12 @@ def test_password_never_printed():
     assert "s3cret" not in result.stderr + result.stdout and "orch:***@127.0.0.1" in line
 
 
-@pytest.mark.processes  # one real `orch align` per broken file
 def test_align_scores_files_and_rejects_broken_ones(tmp_path):
     rng = np.random.default_rng(0)
     latent = rng.normal(size=(200, 8))
     np.save(tmp_path / "a.npy", latent @ rng.normal(size=(8, 16)))
     np.savez(tmp_path / "b.npz", early=rng.normal(size=(200, 12)), late=latent @ rng.normal(size=(8, 12)))
-    result = orch_process(
+    result = orch(
         "align",
         str(tmp_path / "a.npy"),
         str(tmp_path / "b.npz"),
@@ -262,11 +261,9 @@ def test_align_scores_files_and_rejects_broken_ones(tmp_path):
         "zip.npz": "not a feature file",
     }
     for name, message in cases.items():
-        line = one_error_line(orch_process("align", str(tmp_path / "a.npy"), str(tmp_path / name)))
+        line = one_error_line(orch("align", str(tmp_path / "a.npy"), str(tmp_path / name)))
         assert name in line and message in line
-    bad_metric = orch_process(
-        "align", str(tmp_path / "a.npy"), str(tmp_path / "a.npy"), "--metric", "mutal_knn@10"
-    )
+    bad_metric = orch("align", str(tmp_path / "a.npy"), str(tmp_path / "a.npy"), "--metric", "mutal_knn@10")
     assert "not a metric" in one_error_line(bad_metric)
 
 

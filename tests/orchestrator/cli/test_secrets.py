@@ -1,6 +1,7 @@
 """A store password, in every form a URL can hold it, never reaches an output, a log, a report,
-the store, `.orch/` or the Ray session folder: a whole sweep and every reader, as real
-subprocesses against the CI's Postgres, then everything they wrote is searched for it."""
+the store, `.orch/` or the Ray session folder: a whole sweep as a real subprocess (its Ray
+session's logs are searched too) and every reader in this process (`tests.cli`), against the CI's
+Postgres, then everything they wrote is searched for it."""
 
 import os
 import shutil
@@ -13,6 +14,7 @@ import yaml
 from sqlalchemy import MetaData, create_engine, select
 from sqlalchemy.engine import make_url
 
+from tests.cli import orch as orch_here
 from tests.drivers import sweep_raw
 
 pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command
@@ -35,7 +37,7 @@ def forms(url: str) -> tuple[str, str]:
     return url, in_query.render_as_string(hide_password=False)
 
 
-def orch(folder: Path, *args: str, env: dict) -> str:
+def orch_process(folder: Path, *args: str, env: dict) -> str:
     result = subprocess.run(
         [sys.executable, "-m", "orchestrator", *args],
         capture_output=True,
@@ -44,6 +46,11 @@ def orch(folder: Path, *args: str, env: dict) -> str:
         env={**os.environ, **env},
         timeout=600,
     )
+    return result.stdout + result.stderr
+
+
+def orch(folder: Path, *args: str, env: dict) -> str:
+    result = orch_here(*args, cwd=folder, env=env)
     return result.stdout + result.stderr
 
 
@@ -79,7 +86,7 @@ def test_no_form_of_a_store_password_is_shown_or_stored_anywhere(tmp_path, postg
     raw = sweep_raw(name="secret", sizes=("2K",), seeds=(0,)) | {"store": in_query}  # the file's store line
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(raw))
     env = {"ORCH_RAY_TEMP_DIR": str(ray_dir)}
-    outputs = [orch(tmp_path, "sweep", "s.yaml", "--num-cpus", "2", env=env)]
+    outputs = [orch_process(tmp_path, "sweep", "s.yaml", "--num-cpus", "2", env=env)]
     assert "sweep secret: 2 done" in outputs[0], outputs[0]
     readers = [
         ("status", "--json"),

@@ -12,7 +12,7 @@ from orchestrator.errors import InputError
 from orchestrator.extraction import Options, extract, read_items
 from orchestrator.extraction.models import check_model_folder
 from orchestrator.extraction.text import text_batches
-from tests.drivers import run_orch as orch
+from tests.cli import orch
 from tests.orchestrator.extraction import models
 
 pytest.importorskip("transformers")
@@ -136,7 +136,6 @@ def test_a_manifest_with_a_missing_field_or_an_image_that_does_not_decode_is_one
         features(folder, "dinov2", "image", items=read_items(broken, "image"))
 
 
-@pytest.mark.processes  # real `orch` processes
 def test_the_commands_write_features_a_sidecar_and_score_them(folder, tmp_path):
     text = orch(
         "features",

@@ -1,5 +1,5 @@
-"""`orch sweep --address` against a real `ray start` cluster with token authentication: a head and
-a worker node started here, each a real process, joined with the token from the default file or
+"""`orch sweep --address` against a real `ray start` cluster with token authentication (the
+session's: a head and a worker node, each a real process), joined with the token from
 RAY_AUTH_TOKEN_PATH; refused in one line without one, or on a port nobody listens on."""
 
 import json
@@ -12,8 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
+import yaml
 
-from tests.rayclusters import clean_env, free_port, ray_start_cluster
+from orchestrator.spec import parse_spec
+from orchestrator.training.loop import run_trial
+from tests.rayclusters import clean_env, free_port
 
 pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command
 
@@ -24,13 +28,6 @@ eval: {metrics: [mutual_knn@10], checkpoints: log2, references: [factor_mlp]}
 grid: {objective: [jepa_good, ntp], model: [tiny], data_size: [1K], seed: [0]}
 train: {batch_size: 64, schedule: constant, warmup: 0.0}
 """
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """A token-authenticated head and one worker node, stopped by their PIDs afterwards."""
-    with ray_start_cluster(tmp_path_factory.mktemp("head_home")) as started:
-        yield started.address, started.token
 
 
 def orch(args: list[str], home: Path, cwd: Path, **env: str) -> subprocess.CompletedProcess:
@@ -48,30 +45,50 @@ def measurements(store: Path) -> list[tuple]:
         return connection.execute(query).fetchall()
 
 
-def test_a_sweep_joins_a_token_cluster_and_writes_what_a_local_run_writes(cluster, tmp_path):
-    address, token = cluster
-    for folder in ("local", "cluster"):  # each run its own .orch/ checkpoints
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "small.yaml").write_text(SMALL)
-    local = orch(
-        ["--store", "sqlite:///local.db", "sweep", "small.yaml"], token.parent.parent, tmp_path / "local"
-    )
-    assert local.returncode == 0, local.stderr
+def run_here(sweep: str, cache: Path) -> list[tuple]:
+    """The rows each trial of the sweep writes, trained in this process with one torch thread, as
+    a local run's worker trains it, in the order `measurements` gives."""
+    rows = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for trial in parse_spec(yaml.safe_load(sweep), "small.yaml").trials:
+            saved = []
+            run_trial(trial, saved.append, cache_dir=cache)
+            rows += [(trial.key, r.samples_seen, r.metric, r.reference, r.value) for r in saved[-1].history]
+    finally:
+        torch.set_num_threads(threads)
+    return sorted(rows)
+
+
+def test_a_sweep_joins_a_token_cluster_and_writes_what_a_local_run_writes(ray_cluster, tmp_path):
+    (tmp_path / "small.yaml").write_text(SMALL)
     joined = orch(
-        ["--store", "sqlite:///cluster.db", "sweep", "small.yaml", "--address", address, "--json"],
+        [
+            "--store",
+            "sqlite:///cluster.db",
+            "sweep",
+            "small.yaml",
+            "--address",
+            ray_cluster.address,
+            "--json",
+        ],
         tmp_path / "driver_home",  # no token file here: the path names it
-        tmp_path / "cluster",
-        RAY_AUTH_TOKEN_PATH=str(token),
+        tmp_path,
+        RAY_AUTH_TOKEN_PATH=str(ray_cluster.token),
     )
     assert joined.returncode == 0, joined.stderr
     assert json.loads(joined.stdout)["counts"] == {"done": 2}
-    rows = measurements(tmp_path / "cluster" / "cluster.db")
-    assert len(rows) == 14 and rows == measurements(tmp_path / "local" / "local.db")  # S = 0 and 1K
-    assert "Token authentication" not in local.stderr + joined.stderr  # Ray's warning, silenced
+    rows = measurements(tmp_path / "c.db")
+    assert len(rows) == 14, rows  # S = 0 and 1K
+    local = run_here(SMALL, tmp_path / "cache")
+    assert [row[:4] for row in rows] == [row[:4] for row in local]
+    assert [row[4] for row in rows] == pytest.approx([row[4] for row in local], abs=1e-9)
+    assert "Token authentication" not in joined.stderr  # Ray's warning, silenced
 
 
-def test_without_a_token_the_driver_says_so_in_one_line_and_sends_nothing(cluster, tmp_path):
-    address, _ = cluster
+def test_without_a_token_the_driver_says_so_in_one_line_and_sends_nothing(ray_cluster, tmp_path):
+    address = ray_cluster.address
     (tmp_path / "small.yaml").write_text(SMALL)
     refused = orch(
         ["--store", "sqlite:///none.db", "sweep", "small.yaml", "--address", address], tmp_path, tmp_path

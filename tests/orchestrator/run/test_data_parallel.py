@@ -1,8 +1,8 @@
 """Data-parallel trials through Ray Train, with real processes: a sweep that mixes a 2-worker trial
-(its workers spread over the two nodes) with a one-process trial; SIGKILL of the driver mid-trial
-and the rerun; a worker killed mid-trial and retried from its checkpoint; the Tune trial's own
-process killed, whose workers' placement group only the driver can then release. Each gives
-every row once, and the rows of an uninterrupted 2-worker run."""
+(its workers spread over the two nodes) with a one-process trial; then one 2-worker trial whose
+worker is killed mid-trial and retried from its checkpoint, whose Tune trial's own process is
+killed (its workers' placement group only the driver can then release), and whose driver is
+SIGKILLed and run again. It gives every row once, and the rows of the uninterrupted run."""
 
 import os
 import signal
@@ -16,7 +16,8 @@ from db import Store
 from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.spec import load_spec, parse_spec
 from orchestrator.training.loop import run_trial
-from tests.drivers import expected_rows, run_orch, start_driver, wait_for, write_sweep
+from tests.cli import orch
+from tests.drivers import expected_rows, start_driver, wait_for, write_sweep
 
 pytestmark = [pytest.mark.processes, pytest.mark.usefixtures("ray_cluster")]
 
@@ -54,7 +55,7 @@ def uninterrupted(tmp_path_factory) -> dict[tuple, float]:
     assert set(trials.attempts) == {1}
     frame = store.measurements_frame("mixed")
     assert len(frame) == sum(expected_rows(t) for t in spec.trials)  # every row, once
-    fit = run_orch("fit", "mixed", "--store", url, "--points", "all", cwd=folder)
+    fit = orch("fit", "mixed", "--store", url, "--points", "all", cwd=folder)
     assert fit.returncode == 0, fit.stderr
     assert set(store.table_frame("fits", "mixed").model) == {"tiny", "small"}  # fitted alike
     tiny = spec.trials[0] if spec.trials[0].model == "tiny" else spec.trials[1]
@@ -81,13 +82,12 @@ def samples_recorded(folder: Path) -> int:
 
 
 def run_to_a_checkpoint(tmp_path: Path, name: str) -> tuple[Path, dict, object]:
-    """A driver with its own local Ray, running the 2-worker trial, once its first checkpoint
-    past S=0 is in the store."""
+    """A driver with its own local Ray, running the 2-worker trial (its stderr in driver.log),
+    once its first checkpoint past S=0 is in the store."""
     sweep = write_sweep(tmp_path, dp_raw(name))
     env = {"ORCH_RAY_TEMP_DIR": f"/tmp/orch-ray-dp{os.getpid()}"}
-    driver = start_driver(tmp_path, sweep, "--num-cpus", "2", env=env)
-    wait_for(lambda: samples_recorded(tmp_path) > 0 or driver.poll() is not None)
-    assert driver.poll() is None, driver.stderr.read()
+    driver = start_driver(tmp_path, sweep, "--num-cpus", "2", env=env, stderr=tmp_path / "driver.log")
+    checkpoint_past(tmp_path, 0, driver)
     return sweep, env, driver
 
 
@@ -107,40 +107,44 @@ def assert_same_rows(rows: dict, uninterrupted: dict) -> None:
         assert rows[key] == pytest.approx(value, abs=1e-6), key
 
 
-def test_sigkill_of_the_driver_mid_trial_then_rerun_gives_the_uninterrupted_rows(tmp_path, uninterrupted):
+def processes_marked(driver, mark: str) -> list[psutil.Process]:
+    """The driver's descendants whose command line holds `mark`."""
+    return [p for p in psutil.Process(driver.pid).children(recursive=True) if mark in " ".join(p.cmdline())]
+
+
+def checkpoint_past(folder: Path, samples: int, driver) -> int:
+    """Wait until the store holds a checkpoint past `samples` (the trial has resumed and gone
+    on); its sample count."""
+    wait_for(lambda: samples_recorded(folder) > samples or driver.poll() is not None)
+    assert driver.poll() is None, (folder / "driver.log").read_text()[-3000:]
+    return samples_recorded(folder)
+
+
+def test_killed_worker_tune_trial_and_driver_each_resume_from_the_checkpoint_with_rows_once(
+    tmp_path, uninterrupted
+):
+    """One 2-worker trial, interrupted three ways in turn, each once its last resume has checkpointed:
+    a Ray Train worker SIGKILLed (a retry), the Tune trial's own process SIGKILLed (a retry: its
+    Train controller dies with it and cannot remove its workers' placement group, a whole CPU of
+    the driver's 2, so only the driver's release lets the retry start), then the driver SIGKILLed
+    and run again. The rows are the uninterrupted run's, each once."""
     sweep, env, driver = run_to_a_checkpoint(tmp_path, "killed")
+    reached = samples_recorded(tmp_path)
+    for mark, count in (("RayTrainWorker", 2), ("ray::ImplicitFunc", 1)):
+        found = processes_marked(driver, mark)
+        assert len(found) == count, f"{mark}: {len(found)} processes, not {count}"
+        found[-1].kill()
+        reached = checkpoint_past(tmp_path, reached, driver)
     driver.send_signal(signal.SIGKILL)
     driver.wait()
-    assert samples_recorded(tmp_path) < 4000  # killed mid-trial
+    killed_stderr = (tmp_path / "driver.log").read_text()
+    assert reached < 4000, f"the trial ended before the driver was killed ({reached} samples)"
+    assert killed_stderr.count("retrying after") == 2, "each killed process costs one retry"
+    assert killed_stderr.count("resumed from its checkpoint") == 2, "each retry resumes from its checkpoint"
     rerun = start_driver(tmp_path, sweep, "--num-cpus", "2", env=env)
     _, stderr = rerun.communicate(timeout=600)
     assert rerun.returncode == 0, stderr
-    assert "resumed from its checkpoint" in stderr
-    rows, _ = finished_rows(tmp_path, sweep)
-    assert_same_rows(rows, uninterrupted)
-
-
-KILLED = {  # what is killed mid-trial: the mark on its command line, and how many there are
-    "a_worker": ("RayTrainWorker", 2),
-    # The Train controller dies with its Tune trial and cannot remove its workers' placement group
-    # (a whole CPU of the driver's 2): left there, the retry (0.01 + 1 CPU) could never start.
-    "the_tune_trial": ("ray::ImplicitFunc", 1),
-}
-
-
-@pytest.mark.parametrize("victim", list(KILLED))
-def test_a_process_killed_mid_trial_is_retried_from_its_checkpoint_with_rows_once(
-    tmp_path, uninterrupted, victim
-):
-    sweep, _, driver = run_to_a_checkpoint(tmp_path, f"killed_{victim}")
-    mark, count = KILLED[victim]
-    descendants = psutil.Process(driver.pid).children(recursive=True)
-    found = [p for p in descendants if mark in " ".join(p.cmdline())]
-    assert len(found) == count
-    found[-1].kill()
-    _, stderr = driver.communicate(timeout=600)
-    assert driver.returncode == 0, stderr
-    assert "retrying after" in stderr and "resumed from its checkpoint" in stderr
+    assert "resumed from its checkpoint" in stderr, "the rerun resumes the killed driver's trial"
     rows, record = finished_rows(tmp_path, sweep)
-    assert record.attempts == 2
+    assert record.attempts == 4, f"{record.attempts} attempts: the first, two retries and the rerun's"
     assert_same_rows(rows, uninterrupted)

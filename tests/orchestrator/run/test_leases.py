@@ -19,7 +19,8 @@ def test_two_drivers_started_together_share_the_sweep_and_train_each_trial_once(
 ):
     sweep = write_sweep(tmp_path, sweep_raw(name="twice", sizes=("4K",), seeds=(0, 1)))
     drivers = [
-        start_driver(tmp_path, sweep, "--address", ray_cluster.address, store=store_url) for _ in range(2)
+        start_driver(tmp_path, sweep, "--address", ray_cluster.address, store=store_url, env=ray_cluster.env)
+        for _ in range(2)
     ]
     outputs = [driver.communicate(timeout=600) for driver in drivers]
     assert [driver.returncode for driver in drivers] == [0, 0], [stderr for _, stderr in outputs]

@@ -1,7 +1,7 @@
 """A store outage mid-sweep: a private Postgres server is crashed (SIGKILL of the postmaster and
-every backend) while a real driver runs, and started again. The driver holds its rows, retries,
-and the store ends with exactly the rows of an undisturbed sweep; one that waits too little stops
-with one line, and its rerun loses nothing."""
+every backend) while a real driver runs, and started again. A driver that waits too little stops
+with one line; its rerun holds its rows through the next crash, retries, and the store ends with
+exactly the rows of an undisturbed sweep."""
 
 import glob
 import os
@@ -101,40 +101,34 @@ def rows_in(url: str, sweep: str) -> int:
         return 0
 
 
-def test_a_crashed_store_is_waited_out_and_every_row_lands_once(tmp_path, postgres):
+def test_a_driver_that_waits_too_little_stops_in_one_line_and_its_rerun_waits_out_the_next_crash(
+    tmp_path, postgres
+):
+    """Two crashes of one sweep's store: the first outlasts the driver's --store-wait 3, so it
+    stops in one line; its rerun, with --store-wait 300, holds its rows through the second and
+    ends with exactly the rows of an undisturbed sweep."""
     sweep = write_sweep(tmp_path, sweep_raw(name="outage", sizes=("8K",), seeds=(0, 1)))
-    driver = start_driver(tmp_path, sweep, "--num-cpus", "2", "--store-wait", "300", store=postgres.url)
-    wait_for(lambda: rows_in(postgres.url, "outage") > 0 or driver.poll() is not None)
-    postgres.crash()
-    time.sleep(20)
-    postgres.start()
-    _, stderr = driver.communicate(timeout=600)
-    assert driver.returncode == 0, stderr
-    assert "store unreachable, retrying" in stderr and "rows buffered" in stderr
-    assert "store reachable again" in stderr
-    frame = Store.open(postgres.url).measurements_frame("outage")
-    assert len(frame) == sum(expected_rows(t) for t in load_spec(sweep).trials)  # an undisturbed run's count
-    assert not frame.duplicated(["trial_key", "samples_seen", "metric", "reference"]).any()
-    assert set(Store.open(postgres.url).trials_frame("outage").status) == {"done"}
-
-
-def test_a_driver_that_waits_too_little_stops_in_one_line_and_its_rerun_loses_nothing(tmp_path, postgres):
-    sweep = write_sweep(tmp_path, sweep_raw(name="gaveup", sizes=("8K",), seeds=(0, 1)))
     driver = start_driver(tmp_path, sweep, "--num-cpus", "2", "--store-wait", "3", store=postgres.url)
-    wait_for(lambda: rows_in(postgres.url, "gaveup") > 0 or driver.poll() is not None)
+    wait_for(lambda: rows_in(postgres.url, "outage") > 0 or driver.poll() is not None)
     postgres.crash()
     _, stderr = driver.communicate(timeout=300)
     postgres.start()
-    assert driver.returncode == 1, stderr
-    assert "Traceback" not in stderr
+    assert driver.returncode == 1, f"a driver that gave up on its store exits 1: {stderr[-3000:]}"
+    assert "Traceback" not in stderr, stderr[-3000:]
     last = stderr.strip().splitlines()[-1]
-    assert (
-        last.startswith("orch: error: store postgresql+psycopg://postgres@127.0.0.1")
-        and "--store-wait 3" in last
-    )
-    rerun = start_driver(tmp_path, sweep, "--num-cpus", "2", store=postgres.url)
+    assert last.startswith("orch: error: store postgresql+psycopg://postgres@127.0.0.1"), last
+    assert "--store-wait 3" in last, last
+    landed = rows_in(postgres.url, "outage")
+    rerun = start_driver(tmp_path, sweep, "--num-cpus", "2", "--store-wait", "300", store=postgres.url)
+    wait_for(lambda: rows_in(postgres.url, "outage") > landed or rerun.poll() is not None)
+    postgres.crash()
+    time.sleep(20)
+    postgres.start()
     _, stderr = rerun.communicate(timeout=600)
-    assert rerun.returncode == 0, stderr
-    frame = Store.open(postgres.url).measurements_frame("gaveup")
-    assert len(frame) == sum(expected_rows(t) for t in load_spec(sweep).trials)
-    assert not frame.duplicated(["trial_key", "samples_seen", "metric", "reference"]).any()
+    assert rerun.returncode == 0, stderr[-3000:]
+    assert "store unreachable, retrying" in stderr and "rows buffered" in stderr, "the outage is said"
+    assert "store reachable again" in stderr, "and its end"
+    frame = Store.open(postgres.url).measurements_frame("outage")
+    assert len(frame) == sum(expected_rows(t) for t in load_spec(sweep).trials), "an undisturbed run's rows"
+    assert not frame.duplicated(["trial_key", "samples_seen", "metric", "reference"]).any(), "each once"
+    assert set(Store.open(postgres.url).trials_frame("outage").status) == {"done"}

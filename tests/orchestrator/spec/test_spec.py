@@ -1,10 +1,6 @@
 """Sweep files: expansion, keys, and one exact error line for every malformed file."""
 
 import json
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import yaml
@@ -12,8 +8,8 @@ import yaml
 from db.sizes import format_size, parse_size
 from orchestrator.errors import SpecError
 from orchestrator.spec import TrialConfig, load_spec, parse_spec
+from tests.cli import ROOT, orch
 
-ROOT = Path(__file__).resolve().parents[3]
 BASE = {
     "name": "t",
     "grid": {
@@ -263,33 +259,12 @@ FILES = {
 }
 
 
-def run_orch(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True, cwd=cwd, timeout=120
-    )
-
-
-@pytest.fixture(scope="module")
-def malformed_results(tmp_path_factory):
-    """Every malformed file through a real `orch` subprocess, two at a time."""
-    folder = tmp_path_factory.mktemp("malformed")
-    paths = {}
-    for name, (text, _) in FILES.items():
-        paths[name] = folder / f"{name}.yaml"
-        paths[name].write_text(text)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {
-            name: pool.submit(run_orch, "sweep", str(path), "--dry-run", cwd=folder)
-            for name, path in paths.items()
-        }
-        return {name: (paths[name], future.result()) for name, future in futures.items()}
-
-
-@pytest.mark.processes  # one real `orch sweep --dry-run` per file
 @pytest.mark.parametrize("name", sorted(FILES))
-def test_malformed_file_gets_one_exact_line(malformed_results, name):
-    path, result = malformed_results[name]
-    expected = FILES[name][1]
+def test_malformed_file_gets_one_exact_line(tmp_path, name):
+    text, expected = FILES[name]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    result = orch("sweep", str(path), "--dry-run", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
@@ -297,7 +272,7 @@ def test_malformed_file_gets_one_exact_line(malformed_results, name):
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(f"orch: error: {path}: ")
     assert expected in lines[0]
-    assert not (path.parent / "orch.db").exists()  # nothing written to the store
+    assert not (tmp_path / "orch.db").exists()  # nothing written to the store
 
 
 def test_spec_error_is_raised_in_process():
