@@ -12,8 +12,12 @@ POSTGRES_URL = os.environ.get("ORCH_TEST_POSTGRES_URL")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Under pytest-xdist each worker trains with one torch thread: two workers with two threads
-    each on 2 cores made the training tests 2.4x slower."""
+    """Ray clusters in token mode, read once as Ray is first imported: the session's `ray start`
+    cluster takes a token, and the local Ray a driver starts would be in token mode anyway (Ray's
+    default, a token made when there is none). Under pytest-xdist each worker trains with one
+    torch thread: two workers with two threads each on 2 cores made the training tests 2.4x
+    slower."""
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
     if os.environ.get("PYTEST_XDIST_WORKER"):
         import torch
 
@@ -69,7 +73,7 @@ def ray_cluster(tmp_path_factory):
     cloudpickle.register_pickle_by_value(faults)
     with ray_start_cluster(tmp_path_factory.mktemp("ray_home")) as cluster:
         saved = dict(os.environ)
-        os.environ |= {"RAY_AUTH_MODE": "token", **cluster.env}  # read as this driver joins
+        os.environ |= cluster.env  # the token, read as this process joins
         ray.init(address=cluster.address, logging_level=logging.WARNING, log_to_driver=False)
         os.environ.clear()
         os.environ |= saved

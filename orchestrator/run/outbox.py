@@ -45,6 +45,8 @@ class StoreWriter:
         self.wait_s = wait_s
         self.notify = notify or (lambda text: None)
         self._store: Store | None = None
+        # Raised from a Tune callback, Tune wraps it in its own error: the driver reads it here.
+        self.gave_up: StoreGaveUp | None = None
         self._pending: deque[_Write] = deque()
         self._oldest = 0.0  # when the oldest pending write was sent
         self._down_since: float | None = None
@@ -129,11 +131,12 @@ class StoreWriter:
         if self._down_since is None:
             self._down_since = now
         if now - self._down_since > self.wait_s:
-            raise StoreGaveUp(
+            self.gave_up = StoreGaveUp(
                 f"{error}; unreachable for {now - self._down_since:.0f} s (--store-wait {self.wait_s:g}), "
                 f"{self.buffered_rows} rows not written; rerun the same command when the store is back "
                 "(every row is re-reported from the checkpoints)"
-            ) from None
+            )
+            raise self.gave_up from None
         self.notify(
             f"store unreachable, retrying in {self._delay:.0f} s ({self.buffered_rows} rows buffered)"
         )

@@ -10,11 +10,10 @@ record. Everything here runs in the driver; what a trial runs on its worker is `
 """
 
 import logging
-import os
 import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from orchestrator.interrupts import raise_interrupt
 from orchestrator.run.callbacks import tune_callback
 from orchestrator.run.cells import TrialCell, TrialPack, key_of
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
+from orchestrator.run.environment import sweep_environment
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
 from orchestrator.run.packing import PACK_BELOW_S, sweep_packs
@@ -107,7 +107,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     if options.address and options.address != "auto":  # a cluster nobody answers for: no store made
         check_reachable(options.address, options.connect_timeout_s)
     storage = check_storage(options.storage)
-    with closing(Store.open(url, notify=_notice(options.progress))) as store, _sweep_environment():
+    with closing(Store.open(url, notify=_notice(options.progress))) as store, sweep_environment():
         statuses = store.trial_statuses(t.key for t in spec.trials)
         todo = [t for t in spec.trials if not (t.key in statuses and statuses[t.key].finished)]
         outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
@@ -225,30 +225,6 @@ def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
             store.set_status(key, TrialStatus.INTERRUPTED, reason="the sweep was interrupted")
 
 
-TUNE_SETTINGS = {
-    "TUNE_DISABLE_SIGINT_HANDLER": "1",  # Ctrl-C is ours to handle
-    "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",  # the store is the record
-    "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
-    "RAY_AIR_NEW_OUTPUT": "0",
-}
-
-
-@contextmanager
-def _sweep_environment() -> Iterator[None]:
-    """Tune's settings (where the user set none) for the sweep, and no store URL for Ray's
-    processes to inherit: only the driver writes to the store, so its URL (a password, maybe)
-    stays here, and the CLI has read ORCH_STORE already. The process's environment is put back
-    afterwards, so that a second command run in the same process starts as the first did."""
-    saved = dict(os.environ)
-    os.environ |= {name: value for name, value in TUNE_SETTINGS.items() if name not in os.environ}
-    os.environ.pop("ORCH_STORE", None)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ |= saved
-
-
 def _start_ray(options: SweepOptions) -> bool:
     """Connect to a cluster, or start orch's local Ray; True when this call started Ray."""
     if options.address:
@@ -331,6 +307,10 @@ def _run_tune(
         return len(callback.restarted)
     except KeyboardInterrupt:
         callback.writer.flush(force=True)  # the last batch, one try: the store has what trials sent
+        raise
+    except Exception:
+        if callback.writer.gave_up is not None:  # raised inside a trial's callback, wrapped by Tune
+            raise callback.writer.gave_up from None
         raise
     finally:
         callback.writer.close()

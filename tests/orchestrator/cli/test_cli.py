@@ -9,6 +9,7 @@ import sys
 import zipfile
 
 import numpy as np
+import psutil
 import pytest
 import yaml
 
@@ -384,3 +385,12 @@ def test_align_says_what_it_is_scoring_while_a_metric_takes_long(tmp_path, monke
     assert rows[0]["value"] == pytest.approx(1.0)
     assert said[0].startswith("scoring mutual_knn@10 on 3,000 rows over 1 layer pair: ")
     assert said[-1].startswith("mutual_knn@10: 1 (")  # and when it ends
+
+
+def test_a_command_run_twice_in_one_process_answers_alike_and_leaves_no_store_open(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    first, second = (orch("--store", url, "status", "--json") for _ in range(2))
+    assert first.returncode == second.returncode == 0 and first.stdout == second.stdout
+    held = [f.path for f in psutil.Process().open_files() if f.path.startswith(str(tmp_path / "o.db"))]
+    assert held == []  # the command's engine was disposed of as it ended

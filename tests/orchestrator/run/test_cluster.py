@@ -79,7 +79,7 @@ def test_a_sweep_joins_a_token_cluster_and_writes_what_a_local_run_writes(ray_cl
     )
     assert joined.returncode == 0, joined.stderr
     assert json.loads(joined.stdout)["counts"] == {"done": 2}
-    rows = measurements(tmp_path / "c.db")
+    rows = measurements(tmp_path / "cluster.db")
     assert len(rows) == 14, rows  # S = 0 and 1K
     local = run_here(SMALL, tmp_path / "cache")
     assert [row[:4] for row in rows] == [row[:4] for row in local]
