@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from db.sizes import parse_size
+from foundation.sizes import parse_size
 from orchestrator.data.sources import open_trial_data
 from orchestrator.data.tokenizer import PAD
 from orchestrator.spec import parse_spec

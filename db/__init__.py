@@ -1,8 +1,8 @@
 """The SQL store: schema, migrations, `Store`, its errors and the typed rows it takes and gives.
-Imports nothing else of orch."""
+Imports nothing else of orch but the foundation."""
 
 from db.engine import mask_text, mask_url
-from db.errors import InputError, NotFound, OrchError, StoreError, StoreUnreachable, StoreURLError
+from db.errors import NotFound, StoreError, StoreUnreachable, StoreURLError
 from db.rows import (
     BaselineRow,
     CheckpointReport,
@@ -32,10 +32,8 @@ __all__ = [
     "FitRow",
     "ForecastRow",
     "GapRow",
-    "InputError",
     "Measurement",
     "NotFound",
-    "OrchError",
     "Store",
     "StoreError",
     "StoreURLError",

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Engine, event
 
-from db.errors import InputError
+from foundation.errors import InputError
 
 __all__ = ["LOCK_WAIT_S", "NOTICE_S", "Notify", "busy_notice", "lock_wait_s", "watch_waits"]
 

@@ -4,10 +4,10 @@ each problem is one `FitError` line naming the option and the values it may take
 import math
 from typing import TYPE_CHECKING
 
-from db.errors import did_you_mean
-from db.sizes import format_size
 from fits.fit import FitError
 from fits.results import FitOptions, FitSettings
+from foundation.errors import did_you_mean
+from foundation.sizes import format_size
 
 if TYPE_CHECKING:
     import pandas as pd

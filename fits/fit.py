@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from db.errors import InputError
 from fits.laws import LAWS, Law, Span
 from fits.weighted_fit import fit_arrays
+from foundation.errors import InputError
 
 __all__ = [
     "UNIT_SPAN",

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from db.sizes import format_size
 from fits.ensemble import DRAWS, Ensemble
 from fits.level import LEVEL, tails
+from foundation.sizes import format_size
 
 __all__ = [
     "MAX_SPAN",

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from db import FitRow, ForecastRow, GapRow, Store, TrialStatus, VerdictRow
-from db.version import __version__
 from fits.claim import Verdict
 from fits.results import CurveFit, FitRun, GapEstimate, SweepDesign
+from foundation.version import __version__
 
 __all__ = [
     "Store",  # the store fits reads, for the type hints of its callers

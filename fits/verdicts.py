@@ -20,8 +20,6 @@ import math
 import numpy as np
 from scipy import stats
 
-from db.errors import did_you_mean
-from db.sizes import format_size
 from fits.bands import forecast
 from fits.baseline_level import against_baseline
 from fits.claim import Claim, Verdict
@@ -30,6 +28,8 @@ from fits.gaps import REACH, Gap, sample_gap
 from fits.level import LEVEL, quantile
 from fits.measured_gap import MeasuredGap, measured_gap
 from fits.results import CurveFit, FitRun
+from foundation.errors import did_you_mean
+from foundation.sizes import format_size
 
 __all__ = ["check_claims", "claim_curve", "flops_scale", "judge", "seen_points"]
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from db import BaselineRow
-from db.sizes import SizeError, parse_size
+from foundation.sizes import SizeError, parse_size
 from orchestrator.errors import InputError
 
 __all__ = ["COLUMNS", "read_baselines"]

@@ -1,7 +1,7 @@
 """Errors the CLI turns into one line on stderr: bad input exits 2, failures exit 1. The root of
-the hierarchy lives in `db.errors`, which every room may import."""
+the hierarchy lives in `foundation.errors`, which every room may import."""
 
-from db.errors import InputError, OrchError
+from foundation.errors import InputError, OrchError
 
 __all__ = ["InputError", "OrchError", "SpecError"]
 

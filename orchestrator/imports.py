@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from db import Measurement, TrialRow, TrialStatus
-from db.sizes import SizeError, format_size, parse_size
+from foundation.sizes import SizeError, format_size, parse_size
 from orchestrator.errors import InputError
 from orchestrator.spec.catalog import parse_metric
 

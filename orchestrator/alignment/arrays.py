@@ -4,7 +4,7 @@ protocol's preparation (clamp at a quantile, L2-normalise rows)."""
 import numpy as np
 import torch
 
-from db.errors import OrchError
+from foundation.errors import OrchError
 
 __all__ = [
     "BLOCK_ELEMENTS",

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from db.errors import did_you_mean
-from db.sizes import SizeError, parse_size
+from foundation.errors import did_you_mean
+from foundation.sizes import SizeError, parse_size
 from orchestrator.errors import InputError
 from orchestrator.spec import DEFAULT_STORE
 

@@ -8,8 +8,8 @@ import click
 import yaml
 
 from db import SCHEMA_VERSION, WIDTHS, mask_url
-from db.sizes import format_size
 from fits.report.text import render_table
+from foundation.sizes import format_size
 from orchestrator.cli.common import (
     SizeParam,
     emit_json,

@@ -7,8 +7,8 @@ import click
 
 from db import FINISHED, StoreError, StoreURLError, mask_url
 from db.rates import training_rates
-from db.sizes import format_size
 from fits.report.text import render_table
+from foundation.sizes import format_size
 from orchestrator.cli.common import emit_json, open_store, store_exists
 from orchestrator.run.packing import pack_numbers, sweep_packs
 from orchestrator.run.plan import Throughput, plan, totals

@@ -11,8 +11,8 @@ from typing import Any
 import click
 import yaml
 
-from db.errors import did_you_mean
-from db.sizes import format_size
+from foundation.errors import did_you_mean
+from foundation.sizes import format_size
 from orchestrator.cli.check import DEFAULT_METRIC, claim_runs, claims_and_sweep
 from orchestrator.cli.common import emit_json, open_sweep, say, store_option
 from orchestrator.cli.group import cli

@@ -8,8 +8,8 @@ from typing import TypeVar
 import click
 
 from db import mask_url
-from db.sizes import format_size
 from fits.report.text import render_table
+from foundation.sizes import format_size
 from orchestrator.cli.common import emit_json, open_store, store_exists, store_option, store_url
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from db import TrialStatus
-from db.sizes import format_size
+from foundation.sizes import format_size
 from orchestrator.spec import TrialConfig
 
 __all__ = ["ProgressView"]

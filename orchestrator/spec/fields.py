@@ -9,8 +9,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from db.errors import InputError
-from db.sizes import SizeError, parse_size
+from foundation.errors import InputError
+from foundation.sizes import SizeError, parse_size
 
 __all__ = [
     "FieldError",

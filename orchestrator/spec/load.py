@@ -12,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from db.errors import did_you_mean
 from fits.claim import Claim
+from foundation.errors import did_you_mean
 from orchestrator.errors import SpecError
 from orchestrator.spec.catalog import OBJECTIVES, PRESETS, objective_of
 from orchestrator.spec.claims import claims_of

@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 
 import torch
 
-from db import CheckpointReport, Measurement, OrchError
+from db import CheckpointReport, Measurement
+from foundation.errors import OrchError
 from orchestrator.training.state import TrainState
 
 __all__ = ["CheckpointError", "SavedCheckpoint", "set_aside"]

@@ -5,7 +5,7 @@ import json
 import pytest
 import yaml
 
-from db.sizes import format_size, parse_size
+from foundation.sizes import format_size, parse_size
 from orchestrator.errors import SpecError
 from orchestrator.spec import TrialConfig, load_spec, parse_spec
 from tests.cli import ROOT, orch

@@ -4,7 +4,7 @@ writes sizes, so they live in the room every other imports; MAX_SIZE is the stor
 import re
 from decimal import Decimal, InvalidOperation
 
-from db.errors import InputError
+from foundation.errors import InputError
 
 __all__ = ["MAX_SIZE", "SizeError", "format_size", "parse_size"]
 
