@@ -48,7 +48,7 @@ def write_shards(folder: Path, pairs: int) -> None:
 def run_case(folder: Path, tokenizer: str, pairs: int, resume: int, workers: int) -> dict:
     """Read `pairs` pairs through a trial's stream; the rate, peak memory and the resume check."""
     from orchestrator.data.sources import open_trial_data
-    from orchestrator.spec import parse_spec
+    from orchestrator.sweepfile import parse_spec
 
     data = {"source": "files", "pairs": "pairs-*.parquet", "tokenizer": tokenizer, "max_len": MAX_LEN}
     data |= {"eval": {"texts": "eval.jsonl", "features": {"ref": "ref.npy"}}}

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from orchestrator.run.plan import plan
-from orchestrator.spec import load_spec
+from orchestrator.sweepfile import load_spec
 
 
 def sweep_file(folder: Path, trials: int) -> Path:

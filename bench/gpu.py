@@ -20,8 +20,8 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from orchestrator.spec import parse_spec
-from orchestrator.spec.catalog import PRESETS, train_flops
+from orchestrator.sweepfile import parse_spec
+from orchestrator.sweepfile.catalog import PRESETS, train_flops
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.loop import TrainingLoss, _autocast
 

@@ -24,7 +24,7 @@ from db.rates import finished_trainings
 from orchestrator.run.packing import PACK_BELOW_S
 from orchestrator.run.plan import makespan
 from orchestrator.run.scheduler import SweepOptions, run_sweep
-from orchestrator.spec import Spec, TrialConfig, parse_spec
+from orchestrator.sweepfile import Spec, TrialConfig, parse_spec
 
 SWEEP = Path(__file__).resolve().parents[1] / "sweeps" / "goodview_vs_ntp.yaml"
 

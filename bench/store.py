@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from db import Measurement, Store, TrialRow, mask_url
-from orchestrator.spec import parse_spec
+from orchestrator.sweepfile import parse_spec
 
 OBJECTIVES, MODELS = ("jepa_good", "ntp"), ("tiny", "small")
 SIZES = [int(145_000 * 2 ** (i / 3)) for i in range(25)]  # 145K .. 37M, a third of an octave apart

@@ -18,7 +18,7 @@ import torch
 
 from db import CheckpointReport, Measurement, Store, TrialStatus
 from orchestrator.run.scheduler import SweepOptions, run_sweep
-from orchestrator.spec import parse_spec
+from orchestrator.sweepfile import parse_spec
 from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.state import TrainState
 

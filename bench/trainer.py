@@ -23,8 +23,8 @@ import yaml
 from foundation.sizes import parse_size
 from orchestrator.data.sources import open_trial_data
 from orchestrator.data.tokenizer import PAD
-from orchestrator.spec import parse_spec
-from orchestrator.spec.catalog import PRESETS
+from orchestrator.sweepfile import parse_spec
+from orchestrator.sweepfile.catalog import PRESETS
 from orchestrator.training.loop import (
     DEFAULT_CACHE,
     TrainingLoss,

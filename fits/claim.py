@@ -1,6 +1,6 @@
 """What a paper claims, typed: a `Claim` names what is measured and the `Region` its value is
 claimed to lie in; a `Verdict` is what a fit run says of it. A claims file
-(`orchestrator.spec.claims`) is read into claims; `fits.verdicts` judges them. Types only."""
+(`orchestrator.sweepfile.claims`) is read into claims; `fits.verdicts` judges them. Types only."""
 
 import math
 from dataclasses import asdict, dataclass, field

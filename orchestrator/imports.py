@@ -18,7 +18,7 @@ from typing import Any
 from db import Measurement, TrialRow, TrialStatus
 from foundation.sizes import SizeError, format_size, parse_size
 from orchestrator.errors import InputError
-from orchestrator.spec.catalog import parse_metric
+from orchestrator.sweepfile.catalog import parse_metric
 
 __all__ = ["COLUMNS", "ImportedRuns", "imported_design", "read_runs"]
 

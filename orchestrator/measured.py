@@ -16,8 +16,8 @@ from db import BaselineRow
 from orchestrator.errors import InputError
 from orchestrator.extraction.output import read_sidecar, sidecar_path
 from orchestrator.features import load_layers
-from orchestrator.spec import Spec
-from orchestrator.spec.catalog import parse_metric
+from orchestrator.sweepfile import Spec
+from orchestrator.sweepfile.catalog import parse_metric
 
 __all__ = ["MEASURED", "measure_baselines"]
 

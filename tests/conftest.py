@@ -89,7 +89,7 @@ def finished_sweep(ray_cluster, tmp_path_factory):
     import yaml
 
     from orchestrator.run.scheduler import SweepOptions, run_sweep
-    from orchestrator.spec import load_spec
+    from orchestrator.sweepfile import load_spec
     from tests.drivers import FINISHED, write_sweep
 
     folder = tmp_path_factory.mktemp("finished")

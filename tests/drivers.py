@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from orchestrator.spec.catalog import PRESETS
+from orchestrator.sweepfile.catalog import PRESETS
 from orchestrator.training.loop import checkpoint_schedule
 
 REFERENCES = 2  # the world's references

@@ -8,7 +8,7 @@ import yaml
 from db import Store, TrialStatus
 from fits.laws import saturating
 from fits.results import SweepDesign
-from orchestrator.spec import parse_spec
+from orchestrator.sweepfile import parse_spec
 from tests.rows import measurement, trial_row
 
 SIZES = [145_000 * 2**i for i in range(8)]  # the last is held out

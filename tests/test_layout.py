@@ -19,18 +19,22 @@ ALLOWED: dict[str, set[str]] = {
     "db": {"foundation"},
     "orchestrator.errors": {"foundation"},
     "orchestrator.interrupts": set(),  # SIGTERM as Ctrl-C, and signals held back over a commit
-    "orchestrator.spec": {"orchestrator.errors", "fits.claim", "foundation"},  # claims are read with sweeps
-    "orchestrator.data": {"orchestrator.spec", "orchestrator.errors", "foundation"},
-    "orchestrator.alignment": {"orchestrator.spec", "foundation"},
+    "orchestrator.sweepfile": {
+        "orchestrator.errors",
+        "fits.claim",
+        "foundation",
+    },  # claims are read with sweeps
+    "orchestrator.data": {"orchestrator.sweepfile", "orchestrator.errors", "foundation"},
+    "orchestrator.alignment": {"orchestrator.sweepfile", "foundation"},
     "orchestrator.training": {
-        "orchestrator.spec",
+        "orchestrator.sweepfile",
         "orchestrator.data",
         "orchestrator.alignment",
         "db",
         "foundation",
     },
     "orchestrator.run": {
-        "orchestrator.spec",
+        "orchestrator.sweepfile",
         "orchestrator.data",
         "orchestrator.training",
         "db",
@@ -48,15 +52,15 @@ ALLOWED: dict[str, set[str]] = {
     "orchestrator.measured": {  # those features scored as a trial's checkpoint is
         "orchestrator.extraction",
         "orchestrator.features",
-        "orchestrator.spec",
+        "orchestrator.sweepfile",
         "orchestrator.data",
         "orchestrator.training",
         "orchestrator.errors",
         "db",
         "foundation",
     },
-    "orchestrator.baselines": {"orchestrator.spec", "orchestrator.errors", "db", "foundation"},
-    "orchestrator.imports": {"orchestrator.spec", "orchestrator.errors", "db", "foundation"},
+    "orchestrator.baselines": {"orchestrator.sweepfile", "orchestrator.errors", "db", "foundation"},
+    "orchestrator.imports": {"orchestrator.sweepfile", "orchestrator.errors", "db", "foundation"},
     "orchestrator.export": {"db"},  # the store's tables as files pandas reads back
     "fits.math": {"foundation"},  # FITS_MATH: arrays in, arrays out
     "fits.claim": set(),  # what a claim states: types only, read by the claims-file parser

@@ -38,7 +38,7 @@ from orchestrator.alignment.retrieval import (
     retrieval_t2i,
     rotation_alignment,
 )
-from orchestrator.spec.catalog import METRICS, parse_metric
+from orchestrator.sweepfile.catalog import METRICS, parse_metric
 
 __all__ = [
     "AlignmentError",

@@ -10,7 +10,7 @@ import click
 from foundation.errors import did_you_mean
 from foundation.sizes import SizeError, parse_size
 from orchestrator.errors import InputError
-from orchestrator.spec import DEFAULT_STORE
+from orchestrator.sweepfile import DEFAULT_STORE
 
 __all__ = [
     "SizeParam",

@@ -159,7 +159,7 @@ def import_runs(
     """
     from db import TrialStatus
     from orchestrator.imports import imported_design, read_runs
-    from orchestrator.spec.claims import load_claims
+    from orchestrator.sweepfile.claims import load_claims
 
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", sweep_name):
         raise InputError(f"--sweep {sweep_name!r}: use letters, digits, '_', '.' and '-'")
@@ -209,7 +209,7 @@ def baselines_measure(
         orch baselines measure mpnet.npz wit.yaml --objective contrastive
     """
     from orchestrator.measured import measure_baselines
-    from orchestrator.spec import load_spec
+    from orchestrator.sweepfile import load_spec
 
     spec = load_spec(sweep_file)
     rows, skipped = measure_baselines(Path(features_file), spec, name, objective)

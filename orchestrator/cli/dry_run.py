@@ -12,7 +12,7 @@ from foundation.sizes import format_size
 from orchestrator.cli.common import emit_json, open_store, store_exists
 from orchestrator.run.packing import pack_numbers, sweep_packs
 from orchestrator.run.plan import Throughput, plan, totals
-from orchestrator.spec import Spec
+from orchestrator.sweepfile import Spec
 
 __all__ = ["show_plan"]
 

@@ -151,7 +151,7 @@ def manifest(sweep_file: str, out: str) -> None:
     import json
 
     from orchestrator.data.sources import source_of
-    from orchestrator.spec import load_spec
+    from orchestrator.sweepfile import load_spec
 
     spec = load_spec(sweep_file)
     texts, _ = source_of(spec.data).scoring_set(spec.trials[0])

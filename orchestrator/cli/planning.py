@@ -267,7 +267,7 @@ def _write(path: str, store: Any, sweep_name: str, picks: list[Any]) -> None:
     objective and model never ran), its relative paths made absolute, written whole or not at
     all. Trials already done are skipped by `orch sweep`, so the file runs only the picks."""
     from orchestrator.imports import imported_design
-    from orchestrator.spec import parse_spec
+    from orchestrator.sweepfile import parse_spec
 
     row = store.find_sweep(sweep_name)
     raw = yaml.safe_load(row.spec_text)

@@ -18,9 +18,9 @@ from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError, SpecError
 from orchestrator.imports import imported_design
 from orchestrator.interrupts import held_signals, sigterm_interrupts
-from orchestrator.spec import CORE_AXES, parse_spec
-from orchestrator.spec.catalog import parse_metric
-from orchestrator.spec.claims import claims_of, load_claims
+from orchestrator.sweepfile import CORE_AXES, parse_spec
+from orchestrator.sweepfile.catalog import parse_metric
+from orchestrator.sweepfile.claims import claims_of, load_claims
 
 
 @cli.command()

@@ -14,7 +14,7 @@ from orchestrator.cli.common import emit_json, open_store, store_exists, store_o
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
-from orchestrator.spec import load_spec
+from orchestrator.sweepfile import load_spec
 
 T = TypeVar("T")
 

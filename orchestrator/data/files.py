@@ -18,7 +18,7 @@ import numpy as np
 
 from orchestrator.data.matrices import DataError, check_matrix, load_arrays
 from orchestrator.data.shards import parquet_batches, read_rows, resolve_shards, rows_of
-from orchestrator.spec import DataConfig
+from orchestrator.sweepfile import DataConfig
 
 __all__ = [
     "CHECKED_ROWS",

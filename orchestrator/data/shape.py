@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from orchestrator.data.tokenizer import ByteTokenizer
 from orchestrator.data.world import Knobs, vocabulary
-from orchestrator.spec import DataConfig
+from orchestrator.sweepfile import DataConfig
 
 __all__ = ["WORLD_MAX_LEN", "TextShape", "file_shape", "world_shape"]
 

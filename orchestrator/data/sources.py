@@ -1,6 +1,6 @@
 """The two kinds of training data, each knowing its checks, its shape and its stream: the embedded
 world (`data.source: world`) and files a user brings (`files`). `source_of(data)` finds one; how
-each reads its part of a sweep file is `orchestrator.spec.sources`."""
+each reads its part of a sweep file is `orchestrator.sweepfile.sources`."""
 
 from pathlib import Path
 from typing import Protocol
@@ -15,7 +15,7 @@ from orchestrator.data.stream import (
     world_data,
     world_scoring_set,
 )
-from orchestrator.spec import DataConfig, TrialConfig
+from orchestrator.sweepfile import DataConfig, TrialConfig
 
 __all__ = ["SOURCES", "DataSource", "open_trial_data", "source_of"]
 

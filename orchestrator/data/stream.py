@@ -32,8 +32,8 @@ from orchestrator.data.tokenizer import (
     encode_examples,
     encode_texts,
 )
-from orchestrator.spec import DataConfig, TrialConfig
-from orchestrator.spec.catalog import Objective, objective_of
+from orchestrator.sweepfile import DataConfig, TrialConfig
+from orchestrator.sweepfile.catalog import Objective, objective_of
 
 __all__ = ["EvalSet", "TrialData", "file_data", "file_scoring_set", "world_data", "world_scoring_set"]
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from orchestrator.data.tokenizer import SPECIALS
-from orchestrator.spec import DataConfig
-from orchestrator.spec.catalog import WORLD_REFERENCES, Objective
+from orchestrator.sweepfile import DataConfig
+from orchestrator.sweepfile.catalog import WORLD_REFERENCES, Objective
 
 __all__ = ["REFERENCES", "Captioner", "Knobs", "Scene", "World", "vocabulary"]
 

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.spec import Resources, TrialConfig
+from orchestrator.sweepfile import Resources, TrialConfig
 
 __all__ = [
     "FAILED_KEY",

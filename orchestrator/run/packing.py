@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from orchestrator.run.cells import TrialCell, TrialPack
 from orchestrator.run.plan import estimated_seconds
-from orchestrator.spec import Spec, TrialConfig
+from orchestrator.sweepfile import Spec, TrialConfig
 
 __all__ = ["PACK_BELOW_S", "make_packs", "pack_numbers", "sweep_packs"]
 

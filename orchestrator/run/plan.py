@@ -19,8 +19,8 @@ from db import WIDTHS, TrialRow
 from orchestrator.data.shape import TextShape
 from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
-from orchestrator.spec import CORE_AXES, Resources, Spec, TrainConfig, TrialConfig
-from orchestrator.spec.catalog import PRESETS, estimate_params, train_flops
+from orchestrator.sweepfile import CORE_AXES, Resources, Spec, TrainConfig, TrialConfig
+from orchestrator.sweepfile.catalog import PRESETS, estimate_params, train_flops
 
 __all__ = [
     "ASSUMED_CPU_FLOPS",

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from db import TrialStatus
 from foundation.sizes import format_size
-from orchestrator.spec import TrialConfig
+from orchestrator.sweepfile import TrialConfig
 
 __all__ = ["ProgressView"]
 

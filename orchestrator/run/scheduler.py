@@ -36,7 +36,7 @@ from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
 from orchestrator.run.trainable import trainable
-from orchestrator.spec import Resources, Spec, TrialConfig
+from orchestrator.sweepfile import Resources, Spec, TrialConfig
 
 __all__ = ["SweepOptions", "SweepOutcome", "run_sweep"]
 

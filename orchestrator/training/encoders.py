@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 from orchestrator.data.tokenizer import PAD
-from orchestrator.spec.catalog import PROJECTOR_WIDTH, Preset
+from orchestrator.sweepfile.catalog import PROJECTOR_WIDTH, Preset
 
 __all__ = ["TextEncoder", "masked_mean"]
 

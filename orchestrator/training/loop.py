@@ -28,8 +28,8 @@ from db import CheckpointReport, Measurement, TrialStatus
 from orchestrator.data.sources import open_trial_data
 from orchestrator.data.stream import TrialData
 from orchestrator.data.tokenizer import PAD
-from orchestrator.spec import TrialConfig
-from orchestrator.spec.catalog import PRESETS, objective_of, train_flops
+from orchestrator.sweepfile import TrialConfig
+from orchestrator.sweepfile.catalog import PRESETS, objective_of, train_flops
 from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder

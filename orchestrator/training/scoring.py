@@ -30,7 +30,7 @@ from orchestrator.alignment.noise import (
     row_scores,
 )
 from orchestrator.data.stream import EvalSet
-from orchestrator.spec.catalog import MetricName, parse_metric
+from orchestrator.sweepfile.catalog import MetricName, parse_metric
 
 __all__ = ["CheckpointScorer", "Score"]
 

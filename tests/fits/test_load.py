@@ -4,7 +4,7 @@ from dataclasses import asdict
 
 from fits.load import load_earlier_forecasts, load_measurements, load_trials, recipes_of, save_fit_run
 from fits.results import FitRun
-from orchestrator.spec import TrainConfig
+from orchestrator.sweepfile import TrainConfig
 from tests.fits.conftest import BOOTSTRAP
 
 

@@ -15,7 +15,7 @@ from orchestrator.baselines import read_baselines
 from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
 from orchestrator.measured import measure_baselines
-from orchestrator.spec import load_spec
+from orchestrator.sweepfile import load_spec
 from tests.cli import orch
 from tests.datasets import file_dataset
 from tests.orchestrator.extraction import models

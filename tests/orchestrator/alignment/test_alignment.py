@@ -268,7 +268,7 @@ def test_retrieval_means_mapped_retrieval_everywhere():
 
 
 def test_every_catalog_metric_has_its_functions():
-    from orchestrator.spec.catalog import METRICS
+    from orchestrator.sweepfile.catalog import METRICS
 
     for name, metric in METRICS.items():
         assert callable(al.scorer(f"{name}@5" if metric.takes_k else name))

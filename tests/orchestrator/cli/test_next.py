@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from orchestrator.spec import load_spec
+from orchestrator.sweepfile import load_spec
 from tests.cli import one_error_line, orch
 from tests.orchestrator.cli.test_check import ORDER, TRUE_GAP, claim, write_claims
 from tests.stores import SIZES, simulated_store

@@ -18,8 +18,8 @@ from orchestrator.data.shards import resolve_shards
 from orchestrator.data.sources import open_trial_data
 from orchestrator.data.stream import DRAW_BLOCK, SHUFFLE_BUFFER, FileStream, InMemoryStream
 from orchestrator.data.tokenizer import CLS, EOS, PAD, SEP, BpeTokenizer, ByteTokenizer, encode_examples
-from orchestrator.spec import parse_spec
-from orchestrator.spec.catalog import OBJECTIVES
+from orchestrator.sweepfile import parse_spec
+from orchestrator.sweepfile.catalog import OBJECTIVES
 from tests.datasets import file_dataset, write_jsonl
 
 KNOBS = W.Knobs(synonyms=4, nuisance=3.0, mention=0.7)

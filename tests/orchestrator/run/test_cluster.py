@@ -15,7 +15,7 @@ import pytest
 import torch
 import yaml
 
-from orchestrator.spec import parse_spec
+from orchestrator.sweepfile import parse_spec
 from orchestrator.training.loop import run_trial
 from tests.rayclusters import clean_env, free_port
 

@@ -14,7 +14,7 @@ import yaml
 
 from db import Store
 from orchestrator.run.scheduler import SweepOptions, run_sweep
-from orchestrator.spec import load_spec, parse_spec
+from orchestrator.sweepfile import load_spec, parse_spec
 from orchestrator.training.loop import run_trial
 from tests.cli import orch
 from tests.drivers import expected_rows, start_driver, wait_for, write_sweep

@@ -8,7 +8,7 @@ import pytest
 from db import Store
 from orchestrator.run.plan import trial_rows
 from orchestrator.run.scheduler import SweepOptions, run_sweep
-from orchestrator.spec import load_spec, parse_spec
+from orchestrator.sweepfile import load_spec, parse_spec
 from tests.drivers import expected_rows, start_driver, sweep_raw, write_sweep
 
 pytestmark = pytest.mark.processes  # real processes: run by .ci/run after the README's command

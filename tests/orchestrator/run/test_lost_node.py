@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.spec import load_spec
+from orchestrator.sweepfile import load_spec
 from tests.drivers import expected_rows, sweep_raw, write_sweep
 from tests.rayclusters import RayCluster, clean_env, ray_start_cluster
 

@@ -9,7 +9,7 @@ import pytest
 
 from db import Store
 from orchestrator.run.scheduler import SweepOptions, run_sweep
-from orchestrator.spec import parse_spec
+from orchestrator.sweepfile import parse_spec
 from tests.drivers import expected_rows, sweep_raw
 from tests.orchestrator import faults
 

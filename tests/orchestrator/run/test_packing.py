@@ -3,7 +3,7 @@
 from orchestrator.run.cells import TrialCell, TrialPack
 from orchestrator.run.packing import make_packs
 from orchestrator.run.plan import estimated_seconds
-from orchestrator.spec import parse_spec
+from orchestrator.sweepfile import parse_spec
 
 GRID = {"objective": ["jepa_good", "ntp"], "model": ["tiny"], "data_size": ["2K", "8K"], "seed": [0, 1, 2]}
 

@@ -5,7 +5,7 @@ import pytest
 
 from orchestrator.run.packing import sweep_packs
 from orchestrator.run.plan import Throughput, makespan
-from orchestrator.spec import parse_spec
+from orchestrator.sweepfile import parse_spec
 
 
 def test_one_gpu_trials_are_packed_longest_first():

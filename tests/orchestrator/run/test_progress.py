@@ -4,7 +4,7 @@ import time
 
 from db import TrialStatus
 from orchestrator.run.progress import ProgressView
-from orchestrator.spec import parse_spec
+from orchestrator.sweepfile import parse_spec
 
 
 def test_the_eta_comes_from_samples_left_at_the_samples_rate():

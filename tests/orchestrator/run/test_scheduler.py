@@ -19,7 +19,7 @@ from db import Store
 from orchestrator.errors import InputError
 from orchestrator.run.raylocal import SESSION
 from orchestrator.run.scheduler import SweepOptions, run_sweep
-from orchestrator.spec import load_spec, parse_spec
+from orchestrator.sweepfile import load_spec, parse_spec
 from tests.datasets import file_dataset
 from tests.drivers import expected_rows, start_driver, sweep_raw, wait_for, write_sweep
 from tests.orchestrator import faults

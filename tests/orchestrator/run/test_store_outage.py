@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from db import Store
-from orchestrator.spec import load_spec
+from orchestrator.sweepfile import load_spec
 from tests.drivers import expected_rows, start_driver, sweep_raw, wait_for, write_sweep
 
 INITDB = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))

@@ -15,7 +15,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from orchestrator.data.sources import open_trial_data
-from orchestrator.spec import TrialConfig, parse_spec
+from orchestrator.sweepfile import TrialConfig, parse_spec
 from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.loop import DEFAULT_CACHE, TrainingLoss, _build, _trim, run_trial
 from orchestrator.training.replicas import SOLO, Replica

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from orchestrator.spec import parse_spec
-from orchestrator.spec.catalog import PRESETS, estimate_params, objective_of
+from orchestrator.sweepfile import parse_spec
+from orchestrator.sweepfile.catalog import PRESETS, estimate_params, objective_of
 from orchestrator.training.checkpoint import CheckpointError, SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder

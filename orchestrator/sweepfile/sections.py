@@ -4,9 +4,16 @@ holdout. Each takes the raw YAML value and returns a typed config or raises `Fie
 import copy
 from typing import Any
 
-from orchestrator.spec.catalog import PRESETS, parse_metric
-from orchestrator.spec.config import PLACEMENTS, DataConfig, EvalConfig, Resources, SigRegConfig, TrainConfig
-from orchestrator.spec.fields import (
+from orchestrator.sweepfile.catalog import PRESETS, parse_metric
+from orchestrator.sweepfile.config import (
+    PLACEMENTS,
+    DataConfig,
+    EvalConfig,
+    Resources,
+    SigRegConfig,
+    TrainConfig,
+)
+from orchestrator.sweepfile.fields import (
     FieldError,
     read_choice,
     read_int,
@@ -15,7 +22,7 @@ from orchestrator.spec.fields import (
     read_number,
     read_size,
 )
-from orchestrator.spec.sources import DATA_KEYS, SOURCE_RULES, rules_of
+from orchestrator.sweepfile.sources import DATA_KEYS, SOURCE_RULES, rules_of
 
 __all__ = [
     "TRAIN_DEFAULTS",

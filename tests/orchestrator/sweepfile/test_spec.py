@@ -7,7 +7,7 @@ import yaml
 
 from foundation.sizes import format_size, parse_size
 from orchestrator.errors import SpecError
-from orchestrator.spec import TrialConfig, load_spec, parse_spec
+from orchestrator.sweepfile import TrialConfig, load_spec, parse_spec
 from tests.cli import ROOT, orch
 
 BASE = {

@@ -22,7 +22,7 @@ from typing import Any
 
 from fits.claim import KINDS, Claim, Region
 from orchestrator.errors import SpecError
-from orchestrator.spec.fields import (
+from orchestrator.sweepfile.fields import (
     FieldError,
     read_choice,
     read_list,
@@ -31,7 +31,7 @@ from orchestrator.spec.fields import (
     read_size,
     read_string,
 )
-from orchestrator.spec.yamlfile import read_yaml
+from orchestrator.sweepfile.yamlfile import read_yaml
 
 __all__ = ["claims_of", "load_claims", "parse_claims"]
 

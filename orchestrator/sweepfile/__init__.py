@@ -2,7 +2,7 @@
 becomes (a frozen `Spec` with one `TrialConfig` per grid cell). Torch-free and I/O-free but for
 reading the file itself."""
 
-from orchestrator.spec.config import (
+from orchestrator.sweepfile.config import (
     CORE_AXES,
     DEFAULT_STORE,
     KEY_VERSION,
@@ -13,7 +13,7 @@ from orchestrator.spec.config import (
     TrainConfig,
     TrialConfig,
 )
-from orchestrator.spec.load import load_spec, parse_spec
+from orchestrator.sweepfile.load import load_spec, parse_spec
 
 __all__ = [
     "CORE_AXES",

@@ -15,9 +15,9 @@ from typing import Any
 from fits.claim import Claim
 from foundation.errors import did_you_mean
 from orchestrator.errors import SpecError
-from orchestrator.spec.catalog import OBJECTIVES, PRESETS, objective_of
-from orchestrator.spec.claims import claims_of
-from orchestrator.spec.config import (
+from orchestrator.sweepfile.catalog import OBJECTIVES, PRESETS, objective_of
+from orchestrator.sweepfile.claims import claims_of
+from orchestrator.sweepfile.config import (
     CORE_AXES,
     DEFAULT_STORE,
     DataConfig,
@@ -27,7 +27,7 @@ from orchestrator.spec.config import (
     TrainConfig,
     TrialConfig,
 )
-from orchestrator.spec.fields import (
+from orchestrator.sweepfile.fields import (
     FieldError,
     read_choice,
     read_int,
@@ -36,7 +36,7 @@ from orchestrator.spec.fields import (
     read_size,
     read_string,
 )
-from orchestrator.spec.sections import (
+from orchestrator.sweepfile.sections import (
     base_recipe,
     parse_data,
     parse_eval,
@@ -47,8 +47,8 @@ from orchestrator.spec.sections import (
     train_paths,
     with_override,
 )
-from orchestrator.spec.sources import rules_of
-from orchestrator.spec.yamlfile import read_yaml
+from orchestrator.sweepfile.sources import rules_of
+from orchestrator.sweepfile.yamlfile import read_yaml
 
 __all__ = ["MAX_TRIALS", "load_spec", "parse_spec"]
 

@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from orchestrator.errors import SpecError
-from orchestrator.spec import load_spec
-from orchestrator.spec.claims import load_claims
+from orchestrator.sweepfile import load_spec
+from orchestrator.sweepfile.claims import load_claims
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[3]
 GAP = {"id": "g", "kind": "gap", "says": "s", "source": "p", "faster": "jepa_good", "slower": "ntp"}

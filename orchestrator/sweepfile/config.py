@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fits.claim import Claim
-from orchestrator.spec.catalog import parse_metric
+from orchestrator.sweepfile.catalog import parse_metric
 
 __all__ = [
     "CORE_AXES",

@@ -5,9 +5,9 @@ trial (its shape and stream) is `orchestrator.data.sources`; both are found by `
 import re
 from typing import Any, Protocol
 
-from orchestrator.spec.catalog import WORLD_REFERENCES, Objective
-from orchestrator.spec.config import DataConfig
-from orchestrator.spec.fields import (
+from orchestrator.sweepfile.catalog import WORLD_REFERENCES, Objective
+from orchestrator.sweepfile.config import DataConfig
+from orchestrator.sweepfile.fields import (
     FieldError,
     read_choice,
     read_int,
