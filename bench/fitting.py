@@ -15,11 +15,19 @@ import time
 
 import numpy as np
 
-from fits.bootstrap import bootstrap_refits
-from fits.calibration import GOALS, binomial_se, measured_gap_coverage, verdict_rates
-from fits.fit import fit_laws
-from fits.laws import LAWS
-from fits.planted import SEEDS, draw_truth, forecast_check, gap_check, huber_shift, joint_check, simulate
+from fits.curve.bootstrap import bootstrap_refits
+from fits.curve.fit import fit_laws
+from fits.curve.laws import LAWS
+from fits.planted.calibration import GOALS, binomial_se, measured_gap_coverage, verdict_rates
+from fits.planted.procedure import (
+    SEEDS,
+    draw_truth,
+    forecast_check,
+    gap_check,
+    huber_shift,
+    joint_check,
+    simulate,
+)
 
 
 def coverage(args: argparse.Namespace) -> None:

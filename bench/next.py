@@ -14,12 +14,12 @@ import time
 
 import numpy as np
 
-from fits.beliefs import Cell
-from fits.calibration import binomial_se, planted_curve, planted_run
-from fits.claim import Claim, Region
-from fits.plan import plan_runs
-from fits.plan_check import compare_designs, summarize
-from fits.planted import SIZES, draw_truth, simulate
+from fits.claims.claim import Claim, Region
+from fits.next.beliefs import Cell
+from fits.next.plan import plan_runs
+from fits.planted.calibration import binomial_se, planted_curve, planted_run
+from fits.planted.plan_check import compare_designs, summarize
+from fits.planted.procedure import SIZES, draw_truth, simulate
 
 BOOTSTRAP = 2000
 

@@ -19,8 +19,9 @@ from db import Measurement, TrialRow, TrialStatus
 from foundation.sizes import SizeError, format_size, parse_size
 from orchestrator.errors import InputError
 from orchestrator.sweepfile.catalog import parse_metric
+from orchestrator.sweepfile.imported import imported_record
 
-__all__ = ["COLUMNS", "ImportedRuns", "imported_design", "read_runs"]
+__all__ = ["COLUMNS", "ImportedRuns", "read_runs"]
 
 COLUMNS = (
     "objective",
@@ -80,18 +81,10 @@ def read_runs(
         more = f" (and {len(later)} more bad rows: {listed})" if later else ""
         raise InputError(f"{path}: row {first}: {why}{more}; nothing was imported")
     design = _design(rows) if points == "auto" else points
-    record = _record(path, sweep, len(rows), design, holdout_above)
+    record = imported_record(path, sweep, len(rows), design, holdout_above)
     if claims is not None:
         record["claims"] = str(Path(claims).resolve())
     return _runs(path, sweep, rows, json.dumps(record), design)
-
-
-def imported_design(raw: Any) -> tuple[str, int | None] | None:
-    """(points, holdout above) of an imported sweep's record; None for a sweep file."""
-    if not isinstance(raw, dict) or "imported" not in raw:
-        return None
-    imported = raw["imported"]
-    return imported["points"], imported.get("holdout_above")
 
 
 def _read_frame(path: Path) -> Any:
@@ -177,13 +170,6 @@ def _design(rows: list[dict]) -> str:
         checkpoints.setdefault(run, set()).add(row["samples_seen"])
     one_run = all(len(s) == 1 for s in sizes.values())
     return "all" if one_run and all(len(c) > 2 for c in checkpoints.values()) else "final"
-
-
-def _record(path: Path, sweep: str, rows: int, points: str, holdout_above: int | None) -> dict:
-    """What the store keeps as the imported sweep's file: where the rows came from, and the
-    design its fits read."""
-    imported = {"file": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "rows": rows}
-    return {"name": sweep, "imported": imported | {"points": points, "holdout_above": holdout_above}}
 
 
 def _runs(path: Path, sweep: str, rows: list[dict], record: str, points: str) -> ImportedRuns:

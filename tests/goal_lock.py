@@ -28,14 +28,18 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from tests.fits.goals import FIGURES_ENV, GOALS, misses
+from tests.fits.planted.goals import FIGURES_ENV, GOALS, misses
 
 __all__ = ["LOCK", "SLOW_TESTS", "check_locked", "closure", "decide", "differences", "fingerprint"]
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "tests" / "goals.lock.json"
-SLOW_TESTS = ("tests/fits/test_planted.py", "tests/fits/test_calibration.py", "tests/fits/test_plan_check.py")
-HARNESS = ("tests/fits/goals.py",)  # the goals and their scales (pytest --goals full|smoke)
+SLOW_TESTS = (
+    "tests/fits/planted/test_procedure.py",
+    "tests/fits/planted/test_calibration.py",
+    "tests/fits/planted/test_plan_check.py",
+)
+HARNESS = ("tests/fits/planted/goals.py",)  # the goals and their scales (pytest --goals full|smoke)
 PACKAGES = ("numpy", "scipy", "lmfit", "pandas")  # the numbers under the goals' figures
 OURS = ("fits", "db", "orchestrator", "tests")
 TIMEOUT_S = 2400  # each slow test may take 40 minutes on 2 slow cores

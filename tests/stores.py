@@ -6,8 +6,8 @@ import numpy as np
 import yaml
 
 from db import Store, TrialStatus
-from fits.laws import saturating
-from fits.results import SweepDesign
+from fits.curve.laws import saturating
+from fits.curve.settings import SweepDesign
 from orchestrator.sweepfile import parse_spec
 from tests.rows import measurement, trial_row
 

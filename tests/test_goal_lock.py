@@ -13,11 +13,11 @@ def lock_of(now: dict, figures: dict | None = None) -> dict:
 def test_the_closure_holds_what_the_slow_goals_import_and_not_the_command_line():
     files = {str(path.relative_to(ROOT)) for path in closure()}
     for needed in (
-        "fits/verdicts.py",
-        "fits/plan.py",
-        "fits/beliefs.py",
-        "fits/laws.py",
-        "tests/fits/goals.py",
+        "fits/claims/verdicts.py",
+        "fits/next/plan.py",
+        "fits/next/beliefs.py",
+        "fits/curve/laws.py",
+        "tests/fits/planted/goals.py",
     ):
         assert needed in files, needed
     assert "fits/__init__.py" in files  # run on every import of fits
@@ -27,12 +27,12 @@ def test_the_closure_holds_what_the_slow_goals_import_and_not_the_command_line()
 def test_a_changed_line_a_new_file_and_a_package_version_are_each_named():
     now = fingerprint()
     old = copy.deepcopy(now)
-    old["files"]["fits/verdicts.py"] = "0" * 64
-    del old["files"]["fits/plan.py"]
+    old["files"]["fits/claims/verdicts.py"] = "0" * 64
+    del old["files"]["fits/next/plan.py"]
     old["packages"]["scipy"] = "0.1"
     assert differences(old, now) == [
-        "fits/plan.py (new)",
-        "fits/verdicts.py",
+        "fits/claims/verdicts.py",
+        "fits/next/plan.py (new)",
         f"scipy 0.1 -> {now['packages']['scipy']}",
     ]
     assert differences(now, now) == []
@@ -41,8 +41,8 @@ def test_a_changed_line_a_new_file_and_a_package_version_are_each_named():
 def test_any_difference_runs_every_goal_in_full_and_a_match_runs_the_smoke_checks():
     now = fingerprint()
     moved = copy.deepcopy(now)
-    moved["files"]["fits/gaps.py"] = "0" * 64
-    assert decide(lock_of(moved), now) == ("full", ["changed: fits/gaps.py"])
+    moved["files"]["fits/curve/gaps.py"] = "0" * 64
+    assert decide(lock_of(moved), now) == ("full", ["changed: fits/curve/gaps.py"])
     assert decide(None, now) == ("full", ["no lock yet"])
     assert decide(lock_of(now), now, full=True)[0] == "full"
     figures = {"huber": {"largest_shift": 0.5}}

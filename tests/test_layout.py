@@ -1,14 +1,17 @@
 """The house rules, read from the source: every import runs one way between rooms, and no module
 imports itself back through any chain, TYPE_CHECKING and function-level imports included.
 
-The flow is spec -> run -> training/data -> db -> fits -> fits.report. A room may import only the
-rooms this table names: the types it reads from upstream, the boxes it hands data to downstream.
-Every room may import the foundation (the `foundation` package): the root of every
-error, sample sizes and orch's version. Nothing of fits imports orchestrator, and only
-`fits.load` reads or writes the store.
+The flow is sweepfile -> run -> training/data -> db -> fits -> fits.report, and inside fits the
+stages: curve -> claims (judge) -> next (plan) -> run (their composition, `FitRun`) -> report,
+with the planted-truth harnesses beside run. A room may import only the rooms this table names:
+the types it reads from upstream, the boxes it hands data to downstream. Every room may import
+the foundation (the `foundation` package): the root of every error, sample sizes and orch's
+version. Nothing of fits imports orchestrator, and only `fits.run.load` reads or writes the store.
+Modules stay small: past 350 lines a warning, past 500 a failure.
 """
 
 import ast
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,11 +22,8 @@ ALLOWED: dict[str, set[str]] = {
     "db": {"foundation"},
     "orchestrator.errors": {"foundation"},
     "orchestrator.interrupts": set(),  # SIGTERM as Ctrl-C, and signals held back over a commit
-    "orchestrator.sweepfile": {
-        "orchestrator.errors",
-        "fits.claim",
-        "foundation",
-    },  # claims are read with sweeps
+    # claims are read with sweeps; a recorded sweep file is read into the design fits need
+    "orchestrator.sweepfile": {"orchestrator.errors", "fits.claims", "fits.curve", "foundation"},
     "orchestrator.data": {"orchestrator.sweepfile", "orchestrator.errors", "foundation"},
     "orchestrator.alignment": {"orchestrator.sweepfile", "foundation"},
     "orchestrator.training": {
@@ -62,58 +62,33 @@ ALLOWED: dict[str, set[str]] = {
     "orchestrator.baselines": {"orchestrator.sweepfile", "orchestrator.errors", "db", "foundation"},
     "orchestrator.imports": {"orchestrator.sweepfile", "orchestrator.errors", "db", "foundation"},
     "orchestrator.export": {"db"},  # the store's tables as files pandas reads back
-    "fits.math": {"foundation"},  # FITS_MATH: arrays in, arrays out
-    "fits.claim": set(),  # what a claim states: types only, read by the claims-file parser
-    "fits.results": {"fits.math", "fits.claim"},
-    "fits.baseline_level": {"fits.math", "fits.results", "fits.claim"},  # a level against a baseline
-    "fits.verdicts": {"fits.math", "fits.results", "fits.claim", "fits.baseline_level", "foundation"},
-    "fits.calibration": {"fits.math", "fits.results", "fits.claim", "fits.verdicts"},  # bench/fitting.py
-    "fits.seed_noise": {"fits.results", "fits.verdicts"},  # seed sd against S, for planning
-    "fits.beliefs": {"fits.math", "fits.results", "fits.claim", "fits.verdicts", "fits.seed_noise"},
-    "fits.plan": {"fits.beliefs", "fits.results", "fits.claim", "fits.verdicts"},  # orch next's picks
-    "fits.plan_check": {"fits.math", "fits.beliefs", "fits.plan", "fits.calibration", "fits.verdicts"},
-    "fits.check": {"fits.math", "fits.results", "foundation"},
-    "fits.curves": {"fits.math", "fits.results"},
-    "fits.gap_estimates": {"fits.math", "fits.results"},
-    "fits.load": {
-        "fits.results",
-        "fits.claim",
+    "fits": set(),  # the package
+    "fits.curve": {"foundation"},  # the curve stage: laws, fits, bands, gaps on arrays; CurveSet
+    "fits.claims": {"fits.curve", "foundation"},  # the judge stage: claim kinds, verdicts
+    "fits.next": {"fits.curve", "fits.claims"},  # the plan stage: beliefs, orch next's picks
+    "fits.planted": {"fits.curve", "fits.claims", "fits.next"},  # the stages on planted truths
+    "fits.run.results": {"fits.curve", "fits.claims", "fits.next"},  # FitRun: the stages composed
+    "fits.run.load": {  # the store: the only fits module that reads it
+        "fits.run.results",
+        "fits.curve",
+        "fits.claims",
         "db",
         "foundation",
-    },  # the store: the only fits module that reads it
+    },
+    "fits.run": {"fits.curve", "fits.claims", "fits.next", "fits.run.results", "fits.run.load", "foundation"},
     "fits.report.text": set(),  # one cell formatter: the report's tables and the CLI's
-    "fits.report": {"fits.math", "fits.results", "fits.claim", "fits.report.text"},  # draws, never refits
-    "fits.run": {
-        "fits.math",
-        "fits.results",
-        "fits.check",
-        "fits.curves",
-        "fits.gap_estimates",
-        "fits.verdicts",
-        "fits.plan",
-        "fits.load",
+    "fits.report": {  # draws, never refits
+        "fits.curve",
+        "fits.claims",
+        "fits.next",
+        "fits.run.results",
+        "fits.report.text",
     },
     "orchestrator.cli": {"*"},  # the edge: it wires every room together
     "orchestrator": {"orchestrator.cli", "foundation"},  # the package and `python -m orchestrator`
 }
 FOUNDATION = ("foundation",)
-MAX_LINES = 350  # one idea a module: about 300 lines
-FITS_MATH = (
-    "fits.laws",
-    "fits.solve",
-    "fits.fit",
-    "fits.ensemble",
-    "fits.bands",
-    "fits.backtest",
-    "fits.gaps",
-    "fits.joint",
-    "fits.bootstrap",
-    "fits.level",
-    "fits.planted",  # the procedure on planted truths, for bench/fitting.py and the tests
-    "fits.finish",  # lmfit's finish of the batched solver's best start, and its profiles
-    "fits.weighted_fit",  # a law's best weighted fit to arrays (curves and the joint law)
-    "fits.measured_gap",  # the model-free gap from the seed means
-)
+LONG, MAX_LINES = 350, 500  # one idea a module: about 300 lines; past 350 a warning, past 500 a failure
 
 
 def module_name(path: Path) -> str:
@@ -124,8 +99,6 @@ def module_name(path: Path) -> str:
 def room_of(module: str) -> str:
     if module.split(".")[0] in FOUNDATION:
         return "foundation"
-    if module == "fits" or module.startswith(FITS_MATH):
-        return "fits.math"
     rooms = [room for room in ALLOWED if module == room or module.startswith(room + ".")]
     assert rooms, f"{module} belongs to no room: add it to ALLOWED"
     return max(rooms, key=len)
@@ -198,5 +171,8 @@ def test_the_room_table_has_no_cycle():
 
 def test_every_module_stays_small():
     paths = [path for package in PACKAGES for path in (ROOT / package).rglob("*.py")]
-    long = {module_name(p): n for p in paths if (n := len(p.read_text().splitlines())) > MAX_LINES}
-    assert not long, f"modules over {MAX_LINES} lines: {long}"
+    lines = {module_name(p): len(p.read_text().splitlines()) for p in paths}
+    long = {module: n for module, n in lines.items() if n > LONG}
+    if long:
+        warnings.warn(f"modules over {LONG} lines (split one where it holds two ideas): {long}", stacklevel=1)
+    assert not {m: n for m, n in long.items() if n > MAX_LINES}, f"modules over {MAX_LINES} lines"

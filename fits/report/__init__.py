@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from fits.results import FitRun
+    from fits.run.results import FitRun
 
 __all__ = ["StagedReport", "check_folder", "stage_report", "unmake", "write_report"]
 

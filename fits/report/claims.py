@@ -2,30 +2,25 @@
 
 import math
 
-from fits.claim import Claim, Verdict
-from fits.level import LEVEL
+from fits.claims.claim import Claim, Kind, Outcome, Per, Verdict
+from fits.claims.kinds import CATALOG
+from fits.curve.level import LEVEL
 from fits.report.text import Table, samples_cell
-from fits.results import FitRun
+from fits.run.results import FitRun
 
 __all__ = ["next_table", "verdict_interval", "verdicts_table", "width_text"]
 
 
-def _amount(kind: str, value: float | None) -> str:
+def _amount(kind: Kind, value: float | None) -> str:
     """A claim's measured value as its kind reads: a ratio, a share, or a level."""
-    if value is None:
-        return "-"
-    if not math.isfinite(value):
-        return "inf"
-    if kind == "gap":
-        return f"{value:.3g}x"
-    return f"{value:.0%}" if kind == "forecast" else f"{value:.4f}"
+    return CATALOG[kind].show(value)
 
 
 def _region(claim: Claim) -> str:
     low, high = (
         _amount(claim.kind, v) if math.isfinite(v) else None for v in (claim.region.low, claim.region.high)
     )
-    unit = " FLOPs" if claim.per == "flops" else ""
+    unit = " FLOPs" if claim.per is Per.FLOPS else ""
     if low is None:
         return f"<= {high}{unit}"
     return f">= {low}{unit}" if high is None else f"[{low}, {high}]{unit}"
@@ -65,7 +60,7 @@ def verdicts_table(run: FitRun) -> Table:
                 _region(v.claim),
                 _amount(v.claim.kind, v.value),
                 verdict_interval(v),
-                v.verdict.upper() if v.verdict != "inconclusive" else v.verdict,
+                v.verdict.upper() if v.verdict is not Outcome.INCONCLUSIVE else str(v.verdict),
                 "; ".join(why),
                 "; ".join(v.caveats) or "-",
                 _was(v.verdict, before),
@@ -113,11 +108,9 @@ def next_table(run: FitRun) -> Table:
     return Table("next", "Runs that would settle the open claims (orch next ranks them all)", headers, rows)
 
 
-def width_text(kind: str, width: float) -> str:
-    """An interval's width as its kind reads: a gap's as a factor high / low, else a difference."""
-    if not math.isfinite(width):
-        return "open"
-    return f"x{math.exp(width):.3g}" if kind == "gap" else f"{width:.4f}"
+def width_text(kind: Kind, width: float) -> str:
+    """An interval's width as its kind reads: a ratio's as a factor high / low, else a difference."""
+    return CATALOG[kind].width(width)
 
 
 def _was(verdict: str, before: tuple[str, str] | None) -> str:

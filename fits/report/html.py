@@ -5,14 +5,14 @@ provenance and a glossary."""
 from html import escape
 from pathlib import Path
 
-from fits.claim import VERDICTS
-from fits.level import LEVEL
+from fits.claims.claim import Outcome
+from fits.curve.level import LEVEL
 from fits.report.claims import next_table, verdicts_table
 from fits.report.glossary import FLAGS, LAWS, in_words
 from fits.report.markdown import calibration_line
 from fits.report.tables import Table, gap_ratio, lmfit_reports, published_table, tables
 from fits.report.text import cell
-from fits.results import FitRun
+from fits.run.results import FitRun
 
 __all__ = ["write_html"]
 
@@ -49,7 +49,7 @@ def _table(table: Table) -> str:
 def _verdict_class(value: object) -> str:
     """A verdict's cell is shaded by its verdict, to be read at a glance."""
     word = value.lower() if isinstance(value, str) else None
-    return f' class="{word}"' if word in VERDICTS else ""
+    return f' class="{word}"' if word in tuple(Outcome) else ""
 
 
 def _claims(run: FitRun) -> str:
@@ -100,7 +100,7 @@ def _glossary() -> str:
 
 def write_html(run: FitRun, out: Path, plots: list[Path]) -> Path:
     """report.html under `out`: claims, inline plots, tables, provenance, glossary."""
-    eval_sets = sorted({c.key["eval_set"] for c in run.curves})
+    eval_sets = sorted({c.key.eval_set for c in run.curves})
     worlds = [s for s in eval_sets if s.startswith("world")]
     parts = [
         f"<h1>Scaling fits: {escape(run.sweep)}</h1>",

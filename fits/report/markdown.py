@@ -3,11 +3,11 @@ tables (`tables`), and the calibration line the text, markdown and HTML reports 
 
 from pathlib import Path
 
-from fits.ensemble import UNBOUNDED_REACH
-from fits.level import LEVEL
+from fits.curve.ensemble import UNBOUNDED_REACH
+from fits.curve.level import LEVEL
 from fits.report.tables import lmfit_reports, published_table, tables
 from fits.report.text import cell
-from fits.results import FitRun
+from fits.run.results import FitRun
 
 __all__ = ["calibration_line", "write_markdown"]
 

@@ -20,9 +20,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fits.level import LEVEL, Z
+from fits.curve.curveset import CurveFit
+from fits.curve.level import LEVEL, Z
 from fits.report.ratio_plot import draw_ratio_by_level
-from fits.results import CurveFit, FitRun, GapEstimate
+from fits.run.results import FitRun, GapEstimate
 
 __all__ = ["calibration_figure", "figures", "gap_figure", "residual_figure", "scaling_figure", "write_plots"]
 
@@ -45,7 +46,7 @@ def _save(figure: plt.Figure, out: Path, stem: str) -> list[Path]:
 
 
 def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
-    points, label = curve.points, curve.key["objective"]
+    points, label = curve.points, curve.key.objective
     for samples, values in zip(points.samples, points.replicates, strict=True):
         axes.scatter(np.full(len(values), samples), values, s=7, alpha=0.35, color=colour, lw=0)
     spread = points.sigma * np.sqrt(points.seeds)
@@ -129,7 +130,7 @@ def _flag_lines(curves: list[CurveFit]) -> list[str]:
             [*curve.fit.flags, *(f.split(":")[0] for c in curve.forecasts for f in c.flags)]
         )
         if flags:
-            lines.append(f"{curve.key['objective']}: " + ", ".join(flags))
+            lines.append(f"{curve.key.objective}: " + ", ".join(flags))
     return lines
 
 
@@ -147,11 +148,11 @@ def _published(run: FitRun, baselines: pd.DataFrame, reference: str, eval_sets: 
 
 
 def scaling_figure(run: FitRun, model: str, reference: str, baselines: pd.DataFrame) -> plt.Figure:
-    curves = [c for c in run.curves if (c.key["model"], c.key["reference"]) == (model, reference)]
+    curves = [c for c in run.curves if (c.key.model, c.key.reference) == (model, reference)]
     figure, axes = plt.subplots(figsize=(7.5, 4.5))
     for curve in curves:
-        _draw_curve(axes, curve, _colour(curve.key["objective"]))
-    published = _published(run, baselines, reference, {c.key["eval_set"] for c in curves})
+        _draw_curve(axes, curve, _colour(curve.key.objective))
+    published = _published(run, baselines, reference, {c.key.eval_set for c in curves})
     for row in published:
         axes.scatter(
             [row.samples],
@@ -184,18 +185,18 @@ def scaling_figure(run: FitRun, model: str, reference: str, baselines: pd.DataFr
 
 def residual_figure(run: FitRun) -> plt.Figure:
     figure, axes = plt.subplots(figsize=(7.5, 3))
-    references = sorted({c.key["reference"] for c in run.curves})
+    references = sorted({c.key.reference for c in run.curves})
     for curve in run.curves:
-        index = references.index(curve.key["reference"])
+        index = references.index(curve.key.reference)
         axes.plot(
             curve.points.samples,
             curve.fit.residuals,
             marker=MARKERS[index % len(MARKERS)],
             ls=("-", "--", ":", "-.")[index % 4],
-            color=_colour(curve.key["objective"]),
+            color=_colour(curve.key.objective),
             ms=3,
             alpha=0.8,
-            label=f"{curve.key['objective']} vs {curve.key['reference']} ({curve.fit.law})",
+            label=f"{curve.key.objective} vs {curve.key.reference} ({curve.fit.law})",
         )
     axes.axhline(0, color="k", lw=0.8)
     for z in (-Z, Z):
@@ -234,11 +235,11 @@ def gap_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
     else:
         by_level.set_axis_off()
     for curve in run.curves:
-        if curve.key["objective"] in (gap.faster, gap.slower) and (
-            curve.key["model"],
-            curve.key["reference"],
+        if curve.key.objective in (gap.faster, gap.slower) and (
+            curve.key.model,
+            curve.key.reference,
         ) == (gap.model, gap.reference):
-            colour = _colour(curve.key["objective"])
+            colour = _colour(curve.key.objective)
             axes.errorbar(
                 curve.points.samples,
                 curve.points.mean,
@@ -246,7 +247,7 @@ def gap_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
                 fmt="o",
                 color=colour,
                 ms=3,
-                label=f"{curve.key['objective']}: mean ± se",
+                label=f"{curve.key.objective}: mean ± se",
             )
             grid = np.array([b.samples for b in curve.band])
             inside = grid <= curve.points.samples[-1]
@@ -296,7 +297,7 @@ def figures(run: FitRun, baselines: pd.DataFrame) -> list[tuple[str, plt.Figure]
     """(file stem, figure) for every plot of the report."""
     drawn = [
         (f"scaling_{model}_{reference}", scaling_figure(run, model, reference, baselines))
-        for model, reference in sorted({(c.key["model"], c.key["reference"]) for c in run.curves})
+        for model, reference in sorted({(c.key.model, c.key.reference) for c in run.curves})
     ]
     if run.curves:
         drawn.append(("residuals", residual_figure(run)))

@@ -6,8 +6,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import ticker
 
-from fits.level import LEVEL
-from fits.results import GapEstimate
+from fits.curve.level import LEVEL
+from fits.run.results import GapEstimate
 
 __all__ = ["draw_ratio_by_level"]
 

@@ -5,16 +5,17 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from fits.backtest import row_for
-from fits.bands import Forecast
-from fits.level import LEVEL, Z
+from fits.curve.backtest import row_for
+from fits.curve.bands import Forecast
+from fits.curve.level import LEVEL, Z
 from fits.report.claims import next_table, verdict_interval, verdicts_table
 from fits.report.text import Table, samples_cell
-from fits.results import FitRun, GapEstimate
+from fits.run.results import FitRun, GapEstimate
 
 __all__ = [
     "SUMMARY",
     "TABLES",
+    "VERDICTS",
     "Table",
     "baselines_table",
     "gap_ratio",
@@ -265,7 +266,8 @@ TABLES: dict[str, Callable[[FitRun], Table]] = {
 
 
 # What the CLI prints without --detail, and what opens the report: the claims, then the numbers.
-SUMMARY = ("verdicts", "next", "summary", "forecasts", "gaps")
+SUMMARY = ("verdicts", "next", "summary", "forecasts", "gaps")  # what `orch fit` prints
+VERDICTS = ("verdicts", "next", "summary")  # what `orch check` prints: no forecast, no backtest
 
 
 def tables(run: FitRun) -> list[Table]:

@@ -45,55 +45,66 @@ def check(
         orch check sweeps/claims/jepa_prh.yaml goodview_vs_ntp_paper
         orch check --json --strict
     """
+    from fits.claims.claim import Outcome
+    from fits.report.tables import VERDICTS
+
     claims_file, sweep_name = claims_and_sweep(targets, "check")
     store, sweep_name = open_sweep(ctx, sweep_name)
-    design = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
-    runs = claim_runs(store, sweep_name, design, predict)
+    design, claims = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
+    # only what it shows: forecasts, backtests and joint laws where asked for
+    shown = VERDICTS + (("forecasts",) if predict else ())
+    runs = claim_runs(store, sweep_name, design, claims, predict=predict, detail=detail or bool(predict))
     verdicts = [v for run in runs for v in run.verdicts]
     if as_json:
         emit_json(
             {
                 "sweep": sweep_name,
-                "claims": design.claims_source,
+                "claims": claims.source,
                 "verdicts": [
                     v.as_dict() | {"before": run.earlier_verdicts.get(v.claim.id)}
                     for run in runs
                     for v in run.verdicts
                 ],
-                "fits": [_summary(run) for run in runs],
+                "fits": [_summary(run, detail or bool(predict)) for run in runs],
             }
         )
     else:
-        click.echo("\n\n".join(fit_text(run, detail) for run in runs))
-    if strict and any(v.verdict == "contradicted" for v in verdicts):
+        click.echo("\n\n".join(fit_text(run, detail, shown) for run in runs))
+    if strict and any(v.verdict is Outcome.CONTRADICTED for v in verdicts):
         ctx.exit(EXIT_CONTRADICTED)
 
 
 def claim_runs(
-    store: Any, sweep_name: str, design: Any, predict: tuple[int, ...] = (), command: str = "check"
+    store: Any,
+    sweep_name: str,
+    design: Any,
+    claims: Any,
+    command: str = "check",
+    **options: Any,
 ) -> list[Any]:
-    """One fit run per metric the claims are stated in, each with its verdicts; a sweep with no
-    claims, or a claim on a metric the sweep did not measure, is an InputError."""
-    from fits.results import FitOptions
-    from fits.run import run_fit
+    """One fit run per metric the claims are stated in, each with its verdicts (`options`: the
+    fits' `FitOptions`); a sweep with no claims, or a claim on a metric the sweep did not measure,
+    is an InputError."""
+    from fits.curve.settings import FitOptions
+    from fits.run.fit_run import run_fit
 
-    if not design.claims:
+    if not claims:
         raise InputError(
             f"sweep {sweep_name} states no claims: give a claims file "
             f"(orch {command} CLAIMS.yaml {sweep_name}), "
             "or name one in the sweep file (claims: FILE)"
         )
     measured = sorted({metric for metric, _ in store.measured(sweep_name)})
-    for claim in design.claims:
+    for claim in claims:
         if claim.metric is not None and claim.metric not in measured:
             raise InputError(
-                f"{design.claims_source}: claim {claim.id!r}: metric {claim.metric!r} was not measured in "
+                f"{claims.source}: claim {claim.id!r}: metric {claim.metric!r} was not measured in "
                 f"{sweep_name} (measured: {', '.join(measured)})"
             )
     with sigterm_interrupts():
         return [
-            run_fit(store, sweep_name, FitOptions(predict=predict, metric=metric), design)
-            for metric in sorted({claim.metric or DEFAULT_METRIC for claim in design.claims})
+            run_fit(store, sweep_name, FitOptions(metric=metric, **options), design, claims)
+            for metric in sorted({claim.metric or DEFAULT_METRIC for claim in claims})
         ]
 
 
@@ -108,20 +119,12 @@ def claims_and_sweep(targets: tuple[str, ...], command: str) -> tuple[str | None
     return (files[0] if files else None), (names[0] if names else None)
 
 
-def _summary(run: Any) -> dict[str, Any]:
-    """What `--json` gives of each fit behind the verdicts: its metric, each curve's heaviest law,
-    forecasts and the calibration line's numbers."""
-    return {
-        "metric": run.options.metric,
-        "curves": [
-            {
-                **c.key,
-                "law": c.fit.law,
-                "weight": c.ensemble.weights.get(c.fit.law),
-                "forecasts": [f.as_dict() for f in c.forecasts],
-            }
-            for c in run.curves
-        ],
-        "calibration": run.calibration(),
-        "skipped": run.skipped,
-    }
+def _summary(run: Any, detail: bool) -> dict[str, Any]:
+    """What `--json` gives of each fit behind the verdicts: its metric and each curve's heaviest
+    law; with `--detail`, each curve's forecasts and the calibration line's numbers too."""
+    curves = []
+    for c in run.curves:
+        curve = {**c.key.as_dict(), "law": c.fit.law, "weight": c.ensemble.weights.get(c.fit.law)}
+        curves.append(curve | ({"forecasts": [f.as_dict() for f in c.forecasts]} if detail else {}))
+    found = {"metric": run.options.metric, "curves": curves, "skipped": run.skipped}
+    return found | ({"calibration": run.calibration()} if detail else {})

@@ -158,8 +158,9 @@ def import_runs(
         orch check sweeps/claims/jepa_prh.yaml paper_logs
     """
     from db import TrialStatus
-    from orchestrator.imports import imported_design, read_runs
+    from orchestrator.imports import read_runs
     from orchestrator.sweepfile.claims import load_claims
+    from orchestrator.sweepfile.imported import imported_design
 
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", sweep_name):
         raise InputError(f"--sweep {sweep_name!r}: use letters, digits, '_', '.' and '-'")

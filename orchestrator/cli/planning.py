@@ -4,12 +4,10 @@
 The candidates are the claims' objectives on their curves' model, at every data size of the
 sweep's grid and one octave beyond each end, with 1 to 3 new seeds."""
 
-import itertools
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from foundation.errors import did_you_mean
 from foundation.sizes import format_size
@@ -69,16 +67,17 @@ def next_runs(
         orch next --runs 4 --write more.yaml         # then: orch sweep more.yaml
         orch next sweeps/claims/jepa_prh.yaml goodview_vs_ntp_paper --claim gap_42x --budget 1e18
     """
-    from fits.plan import candidate_cells, plan_runs
+    from fits.next.plan import candidate_cells, plan_runs
 
     claims_file, sweep_name = claims_and_sweep(targets, "next")
     store, sweep_name = open_sweep(ctx, sweep_name)
-    design = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
-    _check_ids(claim_ids, design)
-    fits = claim_runs(store, sweep_name, design, command="next")
+    design, stated = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
+    _check_ids(claim_ids, stated)
+    # the planner runs once, here: the fits behind the verdicts plan nothing
+    fits = claim_runs(store, sweep_name, design, stated, command="next", detail=False, next_runs=False)
     open_claims, words = _open_claims(fits, claim_ids)
     candidates = [
-        (run, claims, candidate_cells(run, claims, design.grid.get("data_size", ())))
+        (run, claims, candidate_cells(run.curves, claims, design.grid.get("data_size", ())))
         for run, claims in open_claims
     ]
     for run, _, cells in candidates:  # every bad input is said before anything else
@@ -96,7 +95,7 @@ def next_runs(
         return
     runs = 4 if budget is None and runs is None else runs
     plans = [
-        (run, plan_runs(run, claims, cells, budget=budget, runs=runs, seed=seed))
+        (run, plan_runs(claims, run.curves, run.options, run.verdicts, cells, budget, runs, seed))
         for run, claims, cells in candidates
     ]
     if write_to is not None:
@@ -109,12 +108,12 @@ def next_runs(
         say(f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then 'orch check'")
 
 
-def _check_ids(claim_ids: tuple[str, ...], design: Any) -> None:
-    known = [claim.id for claim in design.claims]
+def _check_ids(claim_ids: tuple[str, ...], claims: Any) -> None:
+    known = [claim.id for claim in claims]
     for claim_id in claim_ids:
         if claim_id not in known:
             raise InputError(
-                f"{design.claims_source}: no claim {claim_id!r}{did_you_mean(claim_id, known)} "
+                f"{claims.source}: no claim {claim_id!r}{did_you_mean(claim_id, known)} "
                 f"(claims: {', '.join(known)})"
             )
 
@@ -122,7 +121,9 @@ def _check_ids(claim_ids: tuple[str, ...], design: Any) -> None:
 def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tuple[Any, list]], list[str]]:
     """([(fit run, its claims to plan)], what to say of the claims left out: a named claim
     already decided, a forecast claim (settled by held-out runs), or no open claim at all)."""
-    from fits.beliefs import planned
+    from fits.claims.claim import Outcome
+    from fits.claims.kinds import CATALOG, Estimator
+    from fits.next.beliefs import planned
 
     plans, words = [], []
     for run in fits:
@@ -131,11 +132,11 @@ def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tupl
             claim = verdict.claim
             if claim_ids and claim.id not in claim_ids:
                 continue
-            if verdict.verdict != "inconclusive":
+            if verdict.verdict is not Outcome.INCONCLUSIVE:
                 if claim_ids:
                     why = f"{verdict.verdict} ({_interval(verdict)})"
                     words.append(f"claim {claim.id} is already {why}: nothing to plan")
-            elif claim.kind == "forecast":
+            elif CATALOG[claim.kind].estimator is Estimator.NONE:
                 words.append(f"claim {claim.id} ({claim.kind}): settled by held-out runs, not planned here")
             elif not planned(claim):
                 words.append(f"claim {claim.id} (a level against {claim.baseline}): not planned here yet")
@@ -263,40 +264,12 @@ def _outlook(plan: Any, claim_id: str, outlook: Any) -> dict[str, Any]:
 
 
 def _write(path: str, store: Any, sweep_name: str, picks: list[Any]) -> None:
-    """The recorded sweep file with the picks added to its `include:` (each run a seed its
-    objective and model never ran), its relative paths made absolute, written whole or not at
-    all. Trials already done are skipped by `orch sweep`, so the file runs only the picks."""
-    from orchestrator.imports import imported_design
-    from orchestrator.sweepfile import parse_spec
+    """The recorded sweep file with the picks in its `include:` (`orchestrator.sweepfile.rewrite`),
+    written whole or not at all."""
+    from orchestrator.sweepfile.rewrite import with_runs
 
     row = store.find_sweep(sweep_name)
-    raw = yaml.safe_load(row.spec_text)
-    if imported_design(raw) is not None:
-        raise InputError(
-            f"sweep {sweep_name} was imported: orch cannot train its runs, so --write has nothing to write"
-        )
-    base = Path(row.source).resolve().parent
-    spec = parse_spec(raw, row.source, read_claims=False, base_dir=base)
-    # A fresh seed for the objective and model: at a constant learning rate a seed's shorter run
-    # repeats the first checkpoints of its longer one, and would count twice.
-    taken = {(t.objective, t.model, t.seed) for t in spec.trials}
-    include = list(raw.get("include") or [])
-    for cell in (p.cell for p in picks):
-        for _ in range(cell.seeds):
-            seed = next(s for s in itertools.count() if (cell.objective, cell.model, s) not in taken)
-            taken.add((cell.objective, cell.model, seed))
-            include.append(
-                {
-                    "objective": cell.objective,
-                    "model": cell.model,
-                    "data_size": int(cell.samples),
-                    "seed": seed,
-                }
-            )
-    raw["include"] = include
-    _absolute_paths(raw, base)
-    text = f"# orch next: {sweep_name} with the picked runs in include (orch sweep skips what is done)\n"
-    text += yaml.safe_dump(raw, sort_keys=False)
+    text = with_runs(sweep_name, row.spec_text, row.source, [p.cell for p in picks])
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
     try:
@@ -305,25 +278,3 @@ def _write(path: str, store: Any, sweep_name: str, picks: list[Any]) -> None:
     except OSError as error:
         partial.unlink(missing_ok=True)
         raise InputError(f"--write {path}: {error.strerror}; choose a writable path") from None
-
-
-def _absolute_paths(raw: dict, base: Path) -> None:
-    """Rewrite the sweep file's relative paths (claims, data files) against its own folder."""
-
-    def absolute(value: Any) -> Any:
-        if isinstance(value, str) and not Path(value).is_absolute():
-            return str(base / value)
-        return [absolute(v) for v in value] if isinstance(value, list) else value
-
-    if isinstance(raw.get("claims"), str):
-        raw["claims"] = absolute(raw["claims"])
-    data = raw.get("data")
-    if isinstance(data, dict):  # only file data holds these keys; the world's have no paths
-        for key in ("pairs", "documents"):
-            if key in data:
-                data[key] = absolute(data[key])
-        evaluation = data.get("eval") or {}
-        if "texts" in evaluation:
-            evaluation["texts"] = absolute(evaluation["texts"])
-        for name, value in (evaluation.get("features") or {}).items():
-            evaluation["features"][name] = absolute(value)

@@ -3,24 +3,17 @@
 The fit itself lives in `fits`; here the sweep's recorded file is read into the `SweepDesign`
 the fit needs, and the run is reported and stored."""
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from db import Store
 from fits.report.text import render_table
 from orchestrator.cli.common import SizeParam, emit_json, open_sweep, say, store_option
 from orchestrator.cli.group import cli
-from orchestrator.data.sources import source_of
-from orchestrator.errors import InputError, SpecError
-from orchestrator.imports import imported_design
+from orchestrator.errors import InputError
 from orchestrator.interrupts import held_signals, sigterm_interrupts
-from orchestrator.sweepfile import CORE_AXES, parse_spec
-from orchestrator.sweepfile.catalog import parse_metric
-from orchestrator.sweepfile.claims import claims_of, load_claims
 
 
 @cli.command()
@@ -82,7 +75,7 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, detail: bool,
         orch fit --predict 900M
         orch fit goodview_vs_ntp --gap jepa_good:ntp --at 256K
     """
-    from fits.solve import HUBER_DELTA
+    from fits.curve.solve import HUBER_DELTA
 
     huber, delta = options.pop("huber"), options.pop("huber_delta")
     run, page = _fit(ctx, sweep_name, huber=delta or (HUBER_DELTA if huber else None), **options)
@@ -115,10 +108,10 @@ def _fit(ctx: click.Context, sweep_name: str | None, out_dir: str, **options: An
     The report folder is checked before fitting; the report is written to a staging folder;
     only then is it placed, the run stored and `latest` pointed at it, with Ctrl-C and SIGTERM
     held back; any failure or interrupt before that leaves neither folder nor rows."""
-    from fits.load import save_fit_run
+    from fits.curve.settings import FitOptions
     from fits.report import check_folder, stage_report, unmake
-    from fits.results import FitOptions
-    from fits.run import run_fit
+    from fits.run.fit_run import run_fit
+    from fits.run.load import save_fit_run
 
     store, sweep_name = open_sweep(ctx, sweep_name)
     folder = Path(out_dir) / sweep_name
@@ -129,7 +122,7 @@ def _fit(ctx: click.Context, sweep_name: str | None, out_dir: str, **options: An
     chosen = FitOptions(**options)
     with sigterm_interrupts():
         try:
-            run = run_fit(store, sweep_name, chosen, sweep_design(store, sweep_name, chosen.metric))
+            run = run_fit(store, sweep_name, chosen, *sweep_design(store, sweep_name, chosen.metric))
             for warning in run.warnings:
                 click.echo(f"orch: warning: {warning}", err=True)
             staged = stage_report(run, folder)
@@ -152,70 +145,14 @@ def _why(error: OSError) -> str:
     return error.strerror or type(error).__name__
 
 
-def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None = None) -> Any:
-    """What the fit needs of the sweep file the store recorded: its design, holdout, grid and
-    recipe, the range of every metric it measured, and the claims to judge (`claims_file`'s,
-    else the ones the sweep file states); a record this orch cannot read is an InputError (a
-    fit never guesses the design)."""
-    from fits.results import SweepDesign
+def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None = None) -> tuple[Any, Any]:
+    """(design, claims) of the sweep as the store recorded it (`orchestrator.sweepfile.design`)."""
+    from orchestrator.sweepfile.design import Recorded
+    from orchestrator.sweepfile.design import sweep_design as design_of
 
     row = store.find_sweep(sweep)
-    ranges = {name: span for name, _ in store.measured(sweep) if (span := _metric_range(name))}
-    try:
-        span = parse_metric(metric.split("/")[0]).metric.range
-    except ValueError as error:
-        raise InputError(f"--metric {error}") from None
-    again = "run 'orch sweep FILE' again to record it"
-    try:
-        raw = yaml.safe_load(row.spec_text)
-        if not isinstance(raw, dict):  # a sweep recorded through the API without its text
-            raise InputError(f"sweep {sweep} in {store.url}: no sweep file is recorded with it; {again}")
-        claims, origin = (
-            (load_claims(claims_file), claims_file) if claims_file else _recorded_claims(raw, row.source)
-        )
-        if (imported := imported_design(raw)) is not None:  # runs orch did not train: no recipe, no grid
-            points, holdout_above = imported
-            return SweepDesign(
-                points, holdout_above, ranges | {metric: span}, claims=claims, claims_source=origin
-            )
-        spec = parse_spec(raw, row.source, read_claims=False)
-    except (SpecError, yaml.YAMLError) as error:
-        reason = str(error).splitlines()[0]
-        raise InputError(
-            f"sweep {sweep} in {store.url}: its recorded sweep file does not read in this orch "
-            f"({reason}); {again}"
-        ) from None
-    return SweepDesign(
-        points=spec.design,
-        holdout_above=spec.holdout_above,
-        ranges=ranges | {metric: span},
-        grid={axis: tuple({getattr(t, axis) for t in spec.trials}) for axis in CORE_AXES},
-        recipe=asdict(spec.trials[0].train),
-        testbed=source_of(spec.data).testbed,
-        claims=claims,
-        claims_source=origin,
-    )
-
-
-def _recorded_claims(raw: dict, source: str) -> tuple[tuple, str]:
-    """The claims the recorded sweep file states; none, with a warning, when its claims file
-    no longer reads (it may have moved since the sweep ran)."""
-    if "claims" not in raw:
-        return (), ""
-    try:
-        return claims_of(raw["claims"], source, Path(source).parent)
-    except SpecError as error:
-        say(f"warning: the sweep's claims were not judged: {error}")
-        return (), ""
-
-
-def _metric_range(name: str) -> tuple[float, float] | None:
-    """The range a metric's values live in (a layer suffix, '/layer2', names the same metric);
-    None for a name the registry does not hold (the training loss)."""
-    try:
-        return parse_metric(name.split("/")[0]).metric.range
-    except ValueError:
-        return None
+    recorded = Recorded(sweep, store.url, row.spec_text, row.source)
+    return design_of(recorded, [name for name, _ in store.measured(sweep)], metric, claims_file, say)
 
 
 def _verdicts_text(table: Any) -> str:
@@ -229,17 +166,20 @@ def _verdicts_text(table: Any) -> str:
     return "\n".join([table.title, brief, "", *notes])
 
 
-def fit_text(run: Any, detail: bool) -> str:
+def fit_text(run: Any, detail: bool, brief: tuple[str, ...] | None = None) -> str:
     """The run as text: the claims' verdicts first, then each curve's heaviest law, forecasts and
-    gaps; `detail` adds every law and every other table."""
+    gaps (`brief`: the tables to print, default `orch fit`'s summary); `detail` adds every law
+    and every other table."""
     from fits.report.markdown import calibration_line
     from fits.report.tables import SUMMARY, tables
 
-    shown = [t for t in tables(run) if t.rows and (t.id in SUMMARY if not detail else t.id != "summary")]
+    brief = SUMMARY if brief is None else brief
+    shown = [t for t in tables(run) if t.rows and (t.id in brief if not detail else t.id != "summary")]
     parts = [
         _verdicts_text(t) if t.id == "verdicts" else f"{t.title}\n{render_table(t.headers, t.rows)}"
         for t in shown
     ]
-    parts += [line] if (line := calibration_line(run)) else []
+    if detail or "forecasts" in brief:
+        parts += [line] if (line := calibration_line(run)) else []
     parts += [f"skipped {line}" for line in run.skipped]
     return "\n\n".join(parts)

@@ -21,8 +21,6 @@ __all__ = ["SOURCES", "DataSource", "open_trial_data", "source_of"]
 
 
 class DataSource(Protocol):
-    testbed: bool  # synthetic data: a verdict on it speaks of the testbed, not of the world
-
     def check(self, data: DataConfig, neighbours: int) -> None:
         """Fail on the driver, before any trial starts, on data no trial could read."""
         ...
@@ -39,8 +37,6 @@ class DataSource(Protocol):
 class WorldSource:
     """Made in memory from the world's seed and knobs: nothing to check on disk."""
 
-    testbed = True
-
     def check(self, data: DataConfig, neighbours: int) -> None:
         """The world's eval set size was checked against k when the sweep file was read."""
 
@@ -56,8 +52,6 @@ class WorldSource:
 
 class FileSource:
     """Shards read in one seeded order, and an eval set with its reference features."""
-
-    testbed = False
 
     def check(self, data: DataConfig, neighbours: int) -> None:
         check_files(data, neighbours)

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fits.claim import KINDS, Claim, Region
+from fits.claims.claim import Claim, Kind, Per, Region
 from orchestrator.errors import SpecError
 from orchestrator.sweepfile.fields import (
     FieldError,
@@ -38,18 +38,6 @@ __all__ = ["claims_of", "load_claims", "parse_claims"]
 COMMON = ("id", "kind", "says", "source", "model", "metric", "reference", "eval_set")
 REGION = ("value", "tolerance", "at_least", "at_most")
 NOT_TEXT = ("kind", "at", "at_alignment", "per")  # read by their own readers below
-FIELDS = {
-    "gap": ("faster", "slower", "at", "at_alignment", "per"),
-    "level": ("objective", "at", "baseline"),
-    "order": ("above", "below"),
-    "forecast": ("objective",),
-}
-REQUIRED = {
-    "gap": ("faster", "slower"),
-    "level": ("objective", "at"),
-    "order": ("above", "below"),
-    "forecast": (),
-}
 
 
 def load_claims(path: str | Path) -> tuple[Claim, ...]:
@@ -98,15 +86,19 @@ def _parse(raw: Any, prefix: str) -> tuple[Claim, ...]:
 
 
 def _claim(raw: Any, path: str) -> Claim:
-    kind = read_choice(read_mapping(raw, path, None).get("kind"), f"{path}.kind", KINDS)
-    known = (*COMMON, *FIELDS[kind], *REGION)
-    top = read_mapping(raw, path, known, required=("id", "kind", "says", "source", *REQUIRED[kind]))
+    # the catalog holds each kind's judge: read here, on the driver, not where trials import this
+    from fits.claims.kinds import CATALOG
+
+    name = read_choice(read_mapping(raw, path, None).get("kind"), f"{path}.kind", tuple(Kind))
+    kind = CATALOG[Kind(name)]
+    known = (*COMMON, *kind.fields, *REGION)
+    top = read_mapping(raw, path, known, required=("id", "kind", "says", "source", *kind.required))
     claim_id = read_string(top["id"], f"{path}.id")
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", claim_id):
         raise FieldError(f"{path}.id", f"{claim_id!r} may hold only letters, digits, '_', '.' and '-'")
     names = {
         key: read_string(top[key], f"{path}.{key}")
-        for key in (*COMMON, *FIELDS[kind])
+        for key in (*COMMON, *kind.fields)
         if key in top and key not in NOT_TEXT
     }
     if "at" in top:
@@ -116,30 +108,31 @@ def _claim(raw: Any, path: str) -> Claim:
             raise FieldError(f"{path}.at_alignment", "at and at_alignment both set the gap's level: give one")
         names["at_alignment"] = read_number(top["at_alignment"], f"{path}.at_alignment")
     if "per" in top:
-        names["per"] = read_choice(top["per"], f"{path}.per", ("samples", "flops"))
+        names["per"] = Per(read_choice(top["per"], f"{path}.per", tuple(Per)))
     for pair in (("faster", "slower"), ("above", "below")):
         if pair[0] in names and names.get(pair[0]) == names.get(pair[1]):
             raise FieldError(
                 f"{path}.{pair[1]}", f"compares {names[pair[0]]!r} with itself (name two objectives)"
             )
-    return Claim(kind=kind, region=_region(top, path, kind, "baseline" in names), **names)
+    difference = kind.difference or "baseline" in names
+    return Claim(kind=kind.kind, region=_region(top, path, kind.factor, difference), **names)
 
 
-def _region(top: dict, path: str, kind: str, difference: bool) -> Region:
-    """value with tolerance, or at_least and/or at_most; a claim on a difference (an order, a
-    level against a baseline) defaults to at_least 0 (above means a positive difference)."""
+def _region(top: dict, path: str, factor: bool, difference: bool) -> Region:
+    """value with tolerance (a factor, or a width), or at_least and/or at_most; a claim on a
+    difference (an order, a level against a baseline) defaults to at_least 0 (above means a
+    positive difference)."""
     given = [key for key in REGION if key in top]
     if "value" in top:
         if "tolerance" not in top or {"at_least", "at_most"} & set(top):
             raise FieldError(f"{path}.value", "give a tolerance with a value, and no at_least or at_most")
-        factor = kind == "gap"
         tolerance = read_number(top["tolerance"], f"{path}.tolerance", low=1 if factor else 0, low_open=True)
         value = read_number(top["value"], f"{path}.value", low=0 if factor else None, low_open=factor)
         return Region.around(value, tolerance, factor)
     if "tolerance" in top:
         raise FieldError(f"{path}.tolerance", "a tolerance needs a value (value: 42, tolerance: 2)")
     if not given:
-        if kind == "order" or difference:
+        if difference:
             return Region(0.0, math.inf)
         raise FieldError(path, "states no region (give value and tolerance, or at_least / at_most)")
     low = read_number(top["at_least"], f"{path}.at_least") if "at_least" in top else -math.inf

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fits.claim import Claim
+from fits.claims.claim import Claim
 from orchestrator.sweepfile.catalog import parse_metric
 
 __all__ = [

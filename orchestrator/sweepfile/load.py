@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fits.claim import Claim
+from fits.claims.claim import Claim
 from foundation.errors import did_you_mean
 from orchestrator.errors import SpecError
 from orchestrator.sweepfile.catalog import OBJECTIVES, PRESETS, objective_of

@@ -29,6 +29,8 @@ WORLD_SET_SIZES = (8, 100_000)  # fewer items say nothing; more would not fit an
 class SourceRules(Protocol):
     """How one kind of data reads its `data` section and constrains the rest of the file."""
 
+    testbed: bool  # synthetic data: a verdict on it speaks of the testbed, not of the world
+
     def parse(self, raw: dict, base_dir: str) -> DataConfig: ...
 
     def eval_set(self, raw: Any) -> tuple[str, int | None]:
@@ -42,6 +44,8 @@ class SourceRules(Protocol):
 
 class WorldRules:
     """The embedded world: scenes, captions and fixed image-side encoders made on the spot."""
+
+    testbed = True
 
     def parse(self, raw: dict, base_dir: str) -> DataConfig:
         data = read_mapping(raw, "data", ("source", *WORLD_KEYS))
@@ -76,6 +80,8 @@ class WorldRules:
 
 class FileRules:
     """Caption pairs, documents and an eval set with its reference features, from files."""
+
+    testbed = False
 
     def parse(self, raw: dict, base_dir: str) -> DataConfig:
         data = read_mapping(raw, "data", ("source", *FILE_KEYS), required=("pairs", "eval"))

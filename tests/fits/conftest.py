@@ -2,9 +2,10 @@
 
 import pytest
 
-from fits.curves import fit_group, select_points
-from fits.load import load_measurements
-from fits.results import CURVE, CurveFit, FitOptions
+from fits.curve.curveset import CURVE, CurveFit, CurveKey
+from fits.curve.settings import FitOptions
+from fits.run.curves import fit_group, select_points
+from fits.run.load import load_measurements
 from tests.stores import SIM_DESIGN, simulated_store
 
 BOOTSTRAP = FitOptions(bootstrap=200, predict=(900_000_000,), gaps=("jepa_good:ntp",)).resolved(SIM_DESIGN)
@@ -23,6 +24,6 @@ def curves(simulated) -> dict[str, CurveFit]:
     _, frame = simulated
     chosen = select_points(frame, BOOTSTRAP)
     return {
-        values[0]: fit_group(dict(zip(CURVE, values, strict=True)), group, frame, BOOTSTRAP)
+        values[0]: fit_group(CurveKey(*values), group, frame, BOOTSTRAP)
         for values, group in chosen.groupby(list(CURVE))
     }

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from fits.ensemble import Ensemble, build_ensemble
-from fits.fit import CurvePoints, fit_laws, law_weights
-from fits.planted import SIGMA, SIZES, simulate
+from fits.curve.ensemble import Ensemble, build_ensemble
+from fits.curve.fit import CurvePoints, fit_laws, law_weights
+from fits.planted.procedure import SIGMA, SIZES, simulate
 
 __all__ = ["SIGMA", "SIZES", "TRUTH", "ensemble_of", "planted_pair", "simulate_fixed"]
 

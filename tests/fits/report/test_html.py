@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from fits.curve.settings import FitOptions
 from fits.report import write_report
-from fits.results import FitOptions
-from fits.run import run_fit
+from fits.run.fit_run import run_fit
 from tests.stores import SIM_DESIGN, simulated_store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -2,12 +2,14 @@
 
 from pathlib import Path
 
+from fits.curve.curveset import CurveSet
+from fits.curve.settings import FitSettings
 from fits.report.markdown import calibration_line, write_markdown
-from fits.results import FitRun, FitSettings
+from fits.run.results import FitRun
 
 
 def test_report_md_holds_the_tables_and_links_the_png_plots(curves, tmp_path):
-    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
+    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=CurveSet(tuple(curves.values())))
     path = write_markdown(run, tmp_path, [Path("scaling_base_dino.png"), Path("scaling_base_dino.svg")])
     text = path.read_text()
     assert path.name == "report.md" and "## Held-out cells" in text

@@ -6,7 +6,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from fits.gaps import Bound
+from fits.curve.curveset import CurveSet
+from fits.curve.gaps import Bound
+from fits.curve.settings import FitSettings
 from fits.report.plots import (
     _draw_curve,
     calibration_figure,
@@ -15,7 +17,7 @@ from fits.report.plots import (
     scaling_figure,
     write_plots,
 )
-from fits.results import FitRun, FitSettings, GapEstimate
+from fits.run.results import FitRun, GapEstimate
 from tests.stores import NULL_P95
 
 
@@ -46,7 +48,7 @@ def test_the_scaling_plot_draws_chance_and_the_null(curves):
 
 
 def test_every_plot_is_written_as_png_and_svg(curves, tmp_path):
-    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
+    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=CurveSet(tuple(curves.values())))
     paths = write_plots(run, tmp_path, pd.DataFrame())
     names = {p.name for p in paths}
     assert {"scaling_base_dino.png", "scaling_base_dino.svg", "residuals.png", "calibration.svg"} <= names
@@ -65,7 +67,7 @@ def labels(axes: plt.Axes) -> list[str]:
 
 
 def test_the_scaling_plot_frames_data_and_forecasts_and_labels_every_mark(curves):
-    run = FitRun("sim", "x", FitSettings(), curves=list(curves.values()))
+    run = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values())))
     figure = scaling_figure(run, "base", "dino", published("dino", "wit-1024"))
     axes = figure.axes[0]
     low, high = axes.get_xlim()
@@ -93,7 +95,7 @@ def test_the_scaling_plot_frames_data_and_forecasts_and_labels_every_mark(curves
 
 
 def test_published_points_appear_only_for_the_same_reference_and_eval_set(curves):
-    run = FitRun("sim", "x", FitSettings(), curves=list(curves.values()))
+    run = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values())))
     for reference, eval_set in (("clip", "wit-1024"), ("dino", "coco")):
         figure = scaling_figure(run, "base", "dino", published(reference, eval_set))
         assert not any(name.startswith("published") for name in labels(figure.axes[0]))
@@ -101,8 +103,8 @@ def test_published_points_appear_only_for_the_same_reference_and_eval_set(curves
 
 
 def test_residuals_tell_references_apart_and_calibration_states_its_n(curves):
-    twin = replace(curves["ntp"], key=curves["ntp"].key | {"reference": "clip"})
-    run = FitRun("sim", "x", FitSettings(), curves=[*curves.values(), twin])
+    twin = replace(curves["ntp"], key=replace(curves["ntp"].key, reference="clip"))
+    run = FitRun("sim", "x", FitSettings(), curves=CurveSet((*curves.values(), twin)))
     residuals = residual_figure(run).axes[0]
     styles = {
         line.get_label(): (line.get_marker(), line.get_linestyle())
@@ -136,7 +138,7 @@ def test_a_gap_the_data_do_not_identify_is_a_text_panel(curves):
         [],
         ["NOT_IDENTIFIABLE"],
     )
-    figure = gap_figure(FitRun("sim", "x", FitSettings(), curves=list(curves.values())), gap)
+    figure = gap_figure(FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values()))), gap)
     assert figure.axes == [] and "not identifiable (R >= 12x)" in figure.texts[0].get_text()
     plt.close(figure)
 
@@ -147,7 +149,7 @@ def test_a_forecast_whose_mean_lies_outside_its_own_interval_is_still_drawn(curv
     curve = curves["ntp"]
     (first, *rest) = curve.forecasts
     outside = replace(first, prediction=first.pi[1] + 0.01)
-    run = FitRun("sim", "x", FitSettings(), curves=[replace(curve, forecasts=[outside, *rest])])
+    run = FitRun("sim", "x", FitSettings(), curves=CurveSet((replace(curve, forecasts=(outside, *rest)),)))
     figure = scaling_figure(run, "base", "dino", pd.DataFrame())
     diamonds = [line for line in figure.axes[0].lines if line.get_marker() == "D"]
     plt.close(figure)

@@ -1,11 +1,13 @@
 """The report's tables, one function each, keyed by an id: what the text, markdown and HTML show."""
 
+from fits.curve.curveset import CurveSet
+from fits.curve.settings import FitSettings
 from fits.report.tables import TABLES, tables
-from fits.results import FitRun, FitSettings
+from fits.run.results import FitRun
 
 
 def test_every_table_lists_every_fit_forecast_and_held_out_cell(curves):
-    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
+    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=CurveSet(tuple(curves.values())))
     found = {table.id: table for table in tables(run)}
     assert list(found) == list(TABLES)
     assert found["fits"].title == "Fits (mutual_knn@10)"
@@ -36,8 +38,10 @@ def test_published_and_measured_baselines_stand_side_by_side_with_the_measured_n
         null_p95=0.012,
     )
     other_metric = BaselineRow("paper", "Qwen2.5-72B", "ntp", "cka", "dino", "eval", None, 0.4)
-    run = FitRun("sim", "sqlite:///o.db", FitSettings(), curves=list(curves.values()))
-    run.baselines = pd.DataFrame([vars(row) for row in (published, measured, other_metric)])
+    rows = pd.DataFrame([vars(row) for row in (published, measured, other_metric)])
+    run = FitRun(
+        "sim", "sqlite:///o.db", FitSettings(), curves=CurveSet(tuple(curves.values()), baselines=rows)
+    )
     table = TABLES["baselines"](run)
     assert table.rows == [
         ["Qwen2.5-72B", "ntp", "paper", "", "dino (eval)", "0.154", ""],

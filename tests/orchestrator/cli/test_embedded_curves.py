@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.cli import ROOT, orch
-from tests.fits.test_bands import rises_without_steps
+from tests.fits.curve.test_bands import rises_without_steps
 
 EMBEDDED = ROOT / "tests" / "data" / "embedded_mutual_knn.csv"
 WALK = [str(round(s)) for s in np.geomspace(32_768, 900e6, 60)]  # the fitted data end at 32K

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from db import Store
-from fits.laws import saturating
+from fits.curve.laws import saturating
 from orchestrator.imports import COLUMNS
 from tests.cli import ROOT, one_error_line, orch
 from tests.stores import simulated_store

@@ -90,31 +90,8 @@ def test_a_claims_file_is_planned_like_the_sweeps_own(store, tmp_path):
 
 
 def test_a_bound_with_no_value_reads_as_the_verdict_table_shows_it():
-    from fits.claim import Claim, Region, Verdict
+    from fits.claims.claim import Claim, Region, Verdict
     from orchestrator.cli.planning import _interval
 
     gap = Claim("g", "gap", "", "test", Region(21, 84), faster="a", slower="b")
     assert _interval(Verdict(gap, "inconclusive", None, (2.5, float("inf")), "a bound")) == "- [2.5x, inf]"
-
-
-def test_write_makes_a_files_sweeps_paths_absolute_and_leaves_the_worlds_knobs(tmp_path):
-    from orchestrator.cli.planning import _absolute_paths
-
-    files = {
-        "claims": "claims.yaml",
-        "data": {
-            "source": "files",
-            "pairs": ["a/*.jsonl", "/abs/b.jsonl"],
-            "eval": {"texts": "eval.jsonl", "features": {"dino": "dino.npy"}},
-        },
-    }
-    _absolute_paths(files, tmp_path)
-    assert files["claims"] == str(tmp_path / "claims.yaml")
-    assert files["data"]["pairs"] == [str(tmp_path / "a/*.jsonl"), "/abs/b.jsonl"]
-    assert files["data"]["eval"] == {
-        "texts": str(tmp_path / "eval.jsonl"),
-        "features": {"dino": str(tmp_path / "dino.npy")},
-    }
-    world = {"data": {"source": "world", "seed": 0, "synonyms": 4}}
-    _absolute_paths(world, tmp_path)
-    assert world == {"data": {"source": "world", "seed": 0, "synonyms": 4}}

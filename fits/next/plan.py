@@ -1,0 +1,208 @@
+"""The runs that would settle open claims (`orch next`): candidate runs (`Cell`s) scored by how
+much they are expected to narrow each claim's interval (`fits.beliefs`) per FLOP, and picked
+greedily within a budget. The picks share one simulated truth per outcome, so each is scored
+given the picks before it; the same seed gives the same plan.
+
+Pure: the curve stage's `CurveSet`, the verdicts judged on it, the claims and the candidate
+cells in, a frozen `Plan` out. What the picks so far do to each claim is an explicit value
+(`Landed`) carried from pick to pick.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fits.claims.claim import Claim, Outcome, Verdict
+from fits.claims.common import claim_curve
+from fits.claims.kinds import CATALOG
+from fits.curve.curveset import CurveSet
+from fits.curve.settings import FitSettings
+from fits.next.beliefs import MIN_EFFECTIVE, Cell, Landed, Outlook, belief_of, planned
+
+__all__ = ["SEEDS", "NextRun", "Pick", "Plan", "candidate_cells", "interval_width", "plan_runs", "top_runs"]
+
+SEEDS = (1, 2, 3)  # new seeds a candidate adds
+SHOWN = 3  # the runs the report lists for each open claim
+
+
+@dataclass(frozen=True)
+class NextRun:
+    """One of the runs that would most narrow an open claim per FLOP (`fits.plan`), for the report."""
+
+    claim: str
+    objective: str
+    model: str
+    samples: float
+    seeds: int
+    flops: float  # samples where no FLOPs were recorded
+    width_now: float  # the claim's interval width (ln high/low for a gap)
+    width_after: float  # expected, after this run alone
+    decided: float  # the chance the verdict is then supported or contradicted
+
+
+@dataclass(frozen=True)
+class Pick:
+    cell: Cell
+    outlooks: dict[str, Outlook]  # claim id -> after this pick and every one before it
+    narrowing: float  # each claim's width reduction over the picks before it, relative to now, summed
+    gain: float  # the narrowing per unit of the pick's cost (`_cost`)
+    landed: dict[str, Landed]  # claim id -> this pick and every one before it, landed
+
+
+@dataclass(frozen=True)
+class Plan:
+    claims: tuple[Claim, ...]
+    now: dict[str, Outlook]  # claim id -> before any new run
+    picks: tuple[Pick, ...] = ()  # greedy, in order
+    ranked: tuple[Pick, ...] = ()  # every candidate alone, best first
+    notes: tuple[str, ...] = ()
+    measured: dict[str, float | None] = field(default_factory=dict)  # claim id -> its verdict's width
+
+    @property
+    def flops(self) -> float:
+        return sum(p.cell.flops for p in self.picks)
+
+    def expected(self, claim_id: str, outlook: Outlook) -> float:
+        """The width the claim's verdict interval is expected to have: its width now times the
+        planned narrowing (the planning mixture's interval is not the verdict's own)."""
+        now, measured = self.now[claim_id].width, self.measured.get(claim_id)
+        if measured is None or not np.isfinite(now) or now <= 0:
+            return outlook.width
+        return measured * outlook.width / now
+
+
+def interval_width(claim: Claim, interval: tuple[float, float] | None) -> float | None:
+    """ln(high / low) of a ratio's interval, high - low of any other; None when there is no
+    closed interval."""
+    return CATALOG[claim.kind].width_of(interval)
+
+
+def plan_runs(
+    claims: Sequence[Claim],
+    curves: CurveSet,
+    settings: FitSettings,
+    verdicts: Sequence[Verdict],
+    cells: Sequence[Cell],
+    budget: float | None = None,
+    runs: int | None = None,
+    seed: int = 0,
+) -> Plan:
+    """Every cell scored alone (`ranked`, per FLOP), then picks made greedily, each the cell
+    whose summed relative width reduction is largest given the picks before it, until `budget`
+    FLOPs or `runs` runs are spent or no cell narrows any claim. The reduction is per unit of
+    what the cell uses of the scarcer limit (`_cost`): per FLOP under a budget alone, per run
+    under a run count alone (FLOPs unknown: samples)."""
+    beliefs = {claim.id: belief_of(claim, curves, settings, seed) for claim in claims}
+    nothing = {claim_id: belief.nothing() for claim_id, belief in beliefs.items()}
+    now = {claim_id: belief.outlook(nothing[claim_id]) for claim_id, belief in beliefs.items()}
+    judged = {v.claim.id: v for v in verdicts}
+    measured = {c.id: interval_width(c, judged[c.id].interval) if c.id in judged else None for c in claims}
+    notes = [f"{claim_id}: {note}" for claim_id, belief in beliefs.items() for note in belief.notes]
+    ranked = sorted((_scored(beliefs, now, now, nothing, c, c.flops) for c in cells), key=lambda p: -p.gain)
+    current, landed, picks = now, nothing, []
+    while budget is not None or runs is not None:
+        chosen = [pick.cell for pick in picks]
+        spent, count = sum(c.flops for c in chosen), sum(c.seeds for c in chosen)
+        affordable = [
+            c
+            for c in cells
+            if (budget is None or spent + c.flops <= budget) and (runs is None or count + c.seeds <= runs)
+        ]
+        if not affordable:
+            break
+        scored = (_scored(beliefs, now, current, landed, c, _cost(c, budget, runs)) for c in affordable)
+        best = max(scored, key=lambda p: p.gain)
+        if best.gain <= 0:
+            break
+        current, landed = best.outlooks, best.landed
+        picks.append(best)
+    for claim_id, outlook in (picks[-1].outlooks if picks else {}).items():
+        if outlook.effective is not None and outlook.effective < MIN_EFFECTIVE:
+            notes.append(
+                f"{claim_id}: after the picks {outlook.effective:.0f} of the draws carry the weight: "
+                "the expected widths are rough; plan again once the first picks have landed"
+            )
+    return Plan(tuple(claims), now, tuple(picks), tuple(ranked), tuple(notes), measured)
+
+
+def _cost(cell: Cell, budget: float | None, runs: int | None) -> float:
+    """What the cell uses of the scarcer limit: with both a budget and a run count, a run
+    cheaper than its share of the budget costs one run's share, a dearer one its share of the
+    FLOPs, so neither the cheapest runs nor the dearest win by cost alone."""
+    if runs is None:
+        return cell.flops
+    if budget is None:
+        return cell.seeds
+    return max(cell.flops / budget, cell.seeds / runs)
+
+
+def _scored(beliefs: dict, now: dict, current: dict, landed: dict, cell: Cell, cost: float) -> Pick:
+    """The cell landed after the picks `landed` holds: each claim's outlook, and the gain over
+    `current` per unit of `cost`, each claim's narrowing relative to its width now."""
+    after = {claim_id: belief.land(landed[claim_id], cell) for claim_id, belief in beliefs.items()}
+    outlooks = {claim_id: beliefs[claim_id].outlook(after[claim_id]) for claim_id in beliefs}
+    narrowed = sum(
+        (current[i].width - outlooks[i].width) / now[i].width
+        for i in beliefs
+        if np.isfinite(now[i].width) and now[i].width > 0
+    )
+    return Pick(cell, outlooks, narrowed, narrowed / cost, after)
+
+
+def candidate_cells(curves: CurveSet, claims: Sequence[Claim], sizes: Sequence[int]) -> list[Cell]:
+    """Every (objective, model, data size, seeds) a claim's curves could add: `sizes` (the
+    sweep's data sizes; the curve's measured ones when none are given) and one octave beyond
+    each end, 1 to 3 new seeds; FLOPs from the store's FLOPs per sample (else samples)."""
+    cells = {}
+    for claim in claims:
+        for objective in claim.objectives:
+            curve = claim_curve(curves, claim, objective)
+            if curve is None:
+                continue
+            model = curve.key.model
+            axis = sorted(sizes or {int(s) for s in curve.points.samples})
+            per_sample = curves.flops_per_sample.get((objective, model)) or 1.0
+            for samples in [axis[0] // 2, *axis, axis[-1] * 2]:
+                for seeds in SEEDS:
+                    cells[(objective, model, samples, seeds)] = Cell(
+                        objective, model, float(samples), seeds, per_sample * samples * seeds
+                    )
+    return list(cells.values())
+
+
+def top_runs(
+    curves: CurveSet,
+    settings: FitSettings,
+    verdicts: Sequence[Verdict],
+    sizes: Sequence[int],
+    count: int = SHOWN,
+) -> tuple[NextRun, ...]:
+    """For each inconclusive claim these curves can plan, the `count` candidates that narrow it
+    most per FLOP alone, with the width they are expected to leave (the report's table)."""
+    rows = []
+    for verdict in verdicts:
+        claim = verdict.claim
+        if verdict.verdict is not Outcome.INCONCLUSIVE or not planned(claim):
+            continue
+        if any(claim_curve(curves, claim, name) is None for name in claim.objectives):
+            continue
+        cells = candidate_cells(curves, [claim], sizes)
+        plan = plan_runs([claim], curves, settings, verdicts, cells)
+        now = plan.expected(claim.id, plan.now[claim.id])
+        for pick in plan.ranked[:count]:
+            cell, outlook = pick.cell, pick.outlooks[claim.id]
+            rows.append(
+                NextRun(
+                    claim.id,
+                    cell.objective,
+                    cell.model,
+                    cell.samples,
+                    cell.seeds,
+                    cell.flops,
+                    now,
+                    plan.expected(claim.id, outlook),
+                    outlook.decided,
+                )
+            )
+    return tuple(rows)

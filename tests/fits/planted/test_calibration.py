@@ -1,0 +1,25 @@
+"""Verdicts on planted truths (`fits.calibration`): a true claim supported, a false one
+contradicted, an underpowered design seldom wrong. The quick check runs in every suite; the
+slow one is the goal at 300 replicates (`tests.fits.goals`), what `bench/fitting.py --only
+verdicts` prints."""
+
+import pytest
+
+from fits.planted.calibration import verdict_rates
+from tests.fits.planted.goals import Scale
+
+
+def test_planted_claims_get_their_verdicts_in_a_quick_check():
+    rates = verdict_rates(4, seed=5)
+    for experiment in ("gap_true", "order_true"):
+        assert rates.share(experiment, "supported") >= 0.75, rates.counts
+    for experiment in ("gap_false", "order_false"):
+        assert rates.share(experiment, "contradicted") >= 0.75, rates.counts
+    assert rates.share("gap_underpowered_true", "contradicted") == 0, rates.counts
+
+
+@pytest.mark.slow
+def test_verdict_rates_meet_their_goals_over_300_replicates(request):
+    scale = Scale.of(request.config)
+    rates = verdict_rates(scale.replicates("verdict_rates"), seed=0, workers=2)
+    scale.check("verdict_rates", {"replicates": rates.replicates, "counts": rates.counts})
