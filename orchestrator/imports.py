@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from db import Measurement, TrialRow, TrialStatus
+from fits.curve.settings import Points
 from foundation.sizes import SizeError, format_size, parse_size
 from orchestrator.errors import InputError
 from orchestrator.sweepfile.catalog import parse_metric
@@ -80,7 +81,7 @@ def read_runs(
         listed = ", ".join(later[:MORE_SHOWN]) + (", ..." if len(later) > MORE_SHOWN else "")
         more = f" (and {len(later)} more bad rows: {listed})" if later else ""
         raise InputError(f"{path}: row {first}: {why}{more}; nothing was imported")
-    design = _design(rows) if points == "auto" else points
+    design = _design(rows) if Points(points) is Points.AUTO else Points(points)
     record = imported_record(path, sweep, len(rows), design, holdout_above)
     if claims is not None:
         record["claims"] = str(Path(claims).resolve())
@@ -159,7 +160,7 @@ def _row(raw: dict, widths: Mapping[str, int]) -> dict:
     return row | {"n_params": None if n_params is None else int(n_params)}
 
 
-def _design(rows: list[dict]) -> str:
+def _design(rows: list[dict]) -> Points:
     """'all' when each (objective, model, seed) is one run with several checkpoints (the
     checkpoints of a constant-rate run are its curve), else 'final' (one run per size)."""
     sizes: dict[tuple, set[int]] = {}
@@ -169,15 +170,15 @@ def _design(rows: list[dict]) -> str:
         sizes.setdefault(run, set()).add(row["data_size"])
         checkpoints.setdefault(run, set()).add(row["samples_seen"])
     one_run = all(len(s) == 1 for s in sizes.values())
-    return "all" if one_run and all(len(c) > 2 for c in checkpoints.values()) else "final"
+    return Points.ALL if one_run and all(len(c) > 2 for c in checkpoints.values()) else Points.FINAL
 
 
-def _runs(path: Path, sweep: str, rows: list[dict], record: str, points: str) -> ImportedRuns:
+def _runs(path: Path, sweep: str, rows: list[dict], record: str, points: Points) -> ImportedRuns:
     trials: dict[str, TrialRow] = {}
     measurements: dict[tuple, Measurement] = {}
     n_params: dict[str, int] = {}
     seen: dict[str, int] = {}
-    schedule = "constant" if points == "all" else "unknown"
+    schedule = "constant" if points is Points.ALL else "unknown"
     for number, row in enumerate(rows, start=2):
         identity = {"imported": sweep} | {k: row[k] for k in TRIAL}
         key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

@@ -60,7 +60,13 @@ ALLOWED: dict[str, set[str]] = {
         "foundation",
     },
     "orchestrator.baselines": {"orchestrator.sweepfile", "orchestrator.errors", "db", "foundation"},
-    "orchestrator.imports": {"orchestrator.sweepfile", "orchestrator.errors", "db", "foundation"},
+    "orchestrator.imports": {
+        "orchestrator.sweepfile",
+        "orchestrator.errors",
+        "db",
+        "fits.curve",
+        "foundation",
+    },
     "orchestrator.export": {"db"},  # the store's tables as files pandas reads back
     "fits": set(),  # the package
     "fits.curve": {"foundation"},  # the curve stage: laws, fits, bands, gaps on arrays; CurveSet

@@ -11,12 +11,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from fits.curve.laws import LAWS, Law, Span
+from fits.curve.laws import LAWS, UNIT_SPAN, Law, Span
 from fits.curve.weighted_fit import fit_arrays
 from foundation.errors import InputError
 
 __all__ = [
-    "UNIT_SPAN",
     "CurvePoints",
     "FitError",
     "FitResult",
@@ -31,7 +30,6 @@ __all__ = [
 ]
 
 BOUND_TOLERANCE = 1e-6
-UNIT_SPAN: Span = (0.0, 1.0)  # the range of most alignment metrics
 
 
 class FitError(InputError, ValueError):

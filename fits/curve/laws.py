@@ -17,6 +17,7 @@ __all__ = [
     "LAWS",
     "N_REF",
     "S_REF",
+    "UNIT_SPAN",
     "Law",
     "Span",
     "broken",
@@ -31,6 +32,7 @@ S_REF = 1e6  # samples; a fixed scale so that b and a are alignment units, never
 ALPHA_RANGE = (0.01, 2.0)  # the exponent of `saturating` and `power`
 
 Span = tuple[float, float]  # the metric's range: every law's values stay inside it
+UNIT_SPAN: Span = (0.0, 1.0)  # the range of most alignment metrics
 
 
 def saturating(S, a_inf, b, alpha):

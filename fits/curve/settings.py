@@ -6,8 +6,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from fits.curve.fit import UNIT_SPAN
-from fits.curve.laws import Span
+from fits.curve.laws import UNIT_SPAN, Span
 
 __all__ = ["FitOptions", "FitSettings", "Points", "SweepDesign"]
 

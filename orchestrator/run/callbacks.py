@@ -1,11 +1,11 @@
 """The driver's side of Ray Tune: trial events become store rows and statuses (`StoreWriter`, in
 `run.outbox`) and progress lines (`ProgressView`). `TuneEvents` composes the two.
 
-Only the driver writes: trials (`run.trainable`) report `STARTED_KEY` as each starts, then
-`tune.report` a `CheckpointReport` as a plain dict under `REPORT_KEY`, keyed by the trial key
+Only the driver writes: trials (`run.trainable`) report `Started` as each starts, then
+`tune.report` a `CheckpointReport` as a plain dict (`Reported`: `run.messages`), keyed by the trial key
 (never Ray's trial id), so a retried or resubmitted trial cannot duplicate a row; its report with
-a finished status ends it. A resumed trial also reports `RESUMED_KEY`: the samples it resumed at;
-a packed trial's caught error `FAILED_KEY`; a data-parallel one `WORKERS_KEY`, its workers'
+a finished status ends it. A resumed trial's first report also holds the samples it resumed at;
+a packed trial's caught error is `Failed`; a data-parallel one reports `Workers`, its workers'
 placement group, which the driver releases when the trial stops (see `run.parallel`).
 Whether an error is retried is `run.retries`' verdict.
 """
@@ -14,15 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from db import CheckpointReport, TrialStatus
-from orchestrator.run.cells import (
-    FAILED_KEY,
-    REPORT_KEY,
-    RESTARTED_KEY,
-    RESUMED_KEY,
-    STARTED_KEY,
-    WORKERS_KEY,
-    key_of,
-)
+from orchestrator.run.cells import key_of
+from orchestrator.run.messages import Failed, Reported, Restarted, Started, Workers, read
 from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import LOST, RETRY, RetryBudget, error_line
@@ -58,27 +51,27 @@ class TuneEvents:
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
         pack = key_of(trial)
-        if WORKERS_KEY in result:
-            self.workers[pack] = result[WORKERS_KEY]
-        if STARTED_KEY in result:
-            self._started(pack, result[STARTED_KEY])
-        if RESTARTED_KEY in result:  # its checkpoint was unusable: set aside, the trial starts over
-            key, reason = result[RESTARTED_KEY]["key"], result[RESTARTED_KEY]["reason"]
-            self.restarted.add(key)
-            self.writer.retried(key, reason)
-            self.view.event(key, reason)
-        if FAILED_KEY in result:  # a packed trial's error, caught in the pack's process
-            failure = result[FAILED_KEY]
-            if failure["retry"]:
-                self._retried(failure["key"], f"retrying after {failure['error']}")
-            else:
-                self._finished(failure["key"], TrialStatus.FAILED, failure["error"])
-        if REPORT_KEY in result:
-            self._report(pack, result)
+        for message in read(result):
+            match message:
+                case Workers(placement_group):
+                    self.workers[pack] = placement_group
+                case Started(key):
+                    self._started(pack, key)
+                case Restarted(key, reason):  # its checkpoint was unusable: the trial starts over
+                    self.restarted.add(key)
+                    self.writer.retried(key, reason)
+                    self.view.event(key, reason)
+                case Failed(key, error, retry):  # a packed trial's error, caught in the pack's process
+                    if retry:
+                        self._retried(key, f"retrying after {error}")
+                    else:
+                        self._finished(key, TrialStatus.FAILED, error)
+                case Reported():
+                    self._report(pack, message)
 
-    def _report(self, pack: str, result: dict) -> None:
+    def _report(self, pack: str, message: Reported) -> None:
         try:
-            report = CheckpointReport.from_dict(result[REPORT_KEY])
+            report = CheckpointReport.from_dict(message.report)
         except (KeyError, TypeError, ValueError) as error:  # the driver never dies on a trial's report
             text = f"a report that does not read ({error}); its rows were not written"
             if pack in self.running:
@@ -88,8 +81,8 @@ class TuneEvents:
             return
         self.writer.checkpoint(report)
         self.view.progress(report.trial_key, report.samples_seen)
-        if RESUMED_KEY in result:
-            resumed = f"resumed from its checkpoint at {result[RESUMED_KEY]:,} samples"
+        if message.resumed_at is not None:
+            resumed = f"resumed from its checkpoint at {message.resumed_at:,} samples"
             self.view.event(report.trial_key, resumed)
         if report.status.finished:
             self._finished(report.trial_key, report.status, report.reason)

@@ -1,6 +1,6 @@
 """What the driver and a trial's processes share: the `TrialCell` a trial is handed, the
-`TrialPack` a Tune trial runs, the key that names it, and the keys of the results a trial reports
-to the driver."""
+`TrialPack` a Tune trial runs, and the key that names it (what they tell each other:
+`run.messages`)."""
 
 import hashlib
 from dataclasses import dataclass
@@ -9,23 +9,10 @@ from typing import Any
 from orchestrator.sweepfile import Resources, TrialConfig
 
 __all__ = [
-    "FAILED_KEY",
-    "REPORT_KEY",
-    "RESTARTED_KEY",
-    "RESUMED_KEY",
-    "STARTED_KEY",
-    "WORKERS_KEY",
     "TrialCell",
     "TrialPack",
     "key_of",
 ]
-
-REPORT_KEY = "orch_checkpoint"  # the key of a trial's Tune result that carries its report
-RESUMED_KEY = "orch_resumed_at"  # present in the first result of a trial resumed from a checkpoint
-RESTARTED_KEY = "orch_restarted"  # why an unusable checkpoint was set aside and the trial restarted
-WORKERS_KEY = "orch_workers"  # a data-parallel trial's first result: its workers' placement group
-STARTED_KEY = "orch_started"  # the trial (of the pack) that starts now
-FAILED_KEY = "orch_failed"  # a packed trial's error, caught in its process: {key, error, retry}
 
 
 @dataclass(frozen=True)

@@ -15,17 +15,17 @@ lives as long as the driver unless the controller removes it. A controller that 
 Tune trial (the trial's node lost, its process killed) cannot, and Ray Train's own cleaner needs
 the State API, which a cluster without a dashboard lacks: the group would hold its CPUs and GPUs
 for the rest of the sweep, and a retry needing them would wait forever. So the workers' first
-result names the group (`WORKERS_KEY`), and the driver removes it whenever the trial stops
+result names the group (`run.messages.Workers`), and the driver removes it whenever the trial stops
 (`release_workers`).
 """
 
-import socket
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.run.cells import REPORT_KEY, WORKERS_KEY, TrialCell
+from orchestrator.run.cells import TrialCell
+from orchestrator.run.messages import Message, Workers, result_of
 
 __all__ = ["DRIVER_CPU", "release_workers", "run_data_parallel"]
 
@@ -79,32 +79,32 @@ def _worker(setup: dict) -> None:
     import ray.train.torch
     import torch
 
+    from orchestrator.run.resume import checkpoint_folder, train_from
     from orchestrator.training.checkpoint import SavedCheckpoint
-    from orchestrator.training.loop import run_trial
     from orchestrator.training.replicas import Replica
 
+    def report(*messages: Message) -> None:
+        ray.train.report(result_of(*messages))
+
     cell: TrialCell = setup["cell"]
-    ray.train.report({WORKERS_KEY: ray.get_runtime_context().get_placement_group_id()})
+    report(Workers(ray.get_runtime_context().get_placement_group_id()))
     context = ray.train.get_context()
     replica = Replica(context.get_world_rank(), context.get_world_size())
-    directory = Path(setup["storage"]) / "checkpoints" / cell.key
     torch.set_num_threads(max(1, int(cell.cpu)))
-    saved = SavedCheckpoint.load(directory, cell.key)
+    saved = SavedCheckpoint.load(checkpoint_folder(setup["storage"], cell.key), cell.key)
     replica.barrier()  # every worker has read the folder before the leader writes to it
-
-    def on_checkpoint(checkpoint: SavedCheckpoint) -> None:
-        checkpoint.save(directory)
-        ray.train.report({REPORT_KEY: checkpoint.report.as_dict()})
-
     device = ray.train.torch.get_device() if cell.gpu > 0 else torch.device("cpu")
-    node = ray.get_runtime_context().get_node_id()[:8]
-    (setup["runner"] or run_trial)(
-        cell.config,
-        on_checkpoint,
-        resume=saved,
-        device=str(device),
-        cache_dir=Path(setup["storage"]) / "cache",
-        host=f"{socket.gethostname()}/{node}",
+
+    def on_follow() -> None:  # a follower reports where the leader does, as Ray Train asks
+        ray.train.report({})
+
+    train_from(
+        cell,
+        setup["storage"],
+        setup["runner"],
+        saved,
+        report,
+        str(device),
         replica=replica,
-        on_follow=lambda: ray.train.report({}),
+        on_follow=on_follow,
     )

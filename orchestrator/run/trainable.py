@@ -6,26 +6,19 @@ swaps any object in a param space for a placeholder that the driver's callbacks 
 For each trial of its pack (most packs hold one; see `run.packing`) the worker reports that it
 starts, resumes from the trial key's `SavedCheckpoint`, trains, saves a checkpoint and reports its
 `CheckpointReport` at every checkpoint (a data-parallel trial's workers do, through
-`run.parallel`). Everything here runs on a worker; the driver's code is in
-`run.scheduler` and `run.callbacks`, which read what this reports under `REPORT_KEY`.
+`run.parallel`, by the same `run.resume.train_from`). Everything here runs on a worker; the driver's code
+is in `run.scheduler` and `run.callbacks`, which read what this reports (`run.messages`).
 """
 
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from orchestrator.run.cells import (
-    FAILED_KEY,
-    REPORT_KEY,
-    RESTARTED_KEY,
-    RESUMED_KEY,
-    STARTED_KEY,
-    TrialCell,
-    TrialPack,
-)
+from orchestrator.run.cells import TrialCell, TrialPack
+from orchestrator.run.messages import Failed, Message, Reported, Restarted, Started, result_of
+from orchestrator.run.resume import checkpoint_folder, train_from
 
-__all__ = ["trainable"]
+__all__ = ["train_from", "trainable"]
 
 
 def _pick_device(gpus: float) -> str:
@@ -68,41 +61,32 @@ def _run_packed(cell: TrialCell, storage: str, runner: Callable[..., Any] | None
             return
         except Exception as error:  # the pack goes on; the driver records what happened
             line = traceback.format_exception_only(error)[-1].strip()[:500]
-            tune.report({FAILED_KEY: {"key": cell.key, "error": line, "retry": attempt < retries}})
+            tune.report(result_of(Failed(cell.key, line, attempt < retries)))
 
 
 def _run_cell(cell: TrialCell, storage: str, runner: Callable[..., Any] | None) -> None:
     """Say the trial starts, resume it from its checkpoint (re-reporting its rows), train, report."""
-    import socket
-
-    import ray
     from ray import tune
 
     from orchestrator.training.checkpoint import CheckpointError, SavedCheckpoint, set_aside
-    from orchestrator.training.loop import run_trial
 
-    directory = Path(storage) / "checkpoints" / cell.key
-    node = ray.get_runtime_context().get_node_id()[:8]  # tells apart nodes that share a hostname
-    tune.report({STARTED_KEY: cell.key})
+    def report(*messages: Message) -> None:
+        tune.report(result_of(*messages))
 
-    def on_checkpoint(checkpoint: SavedCheckpoint) -> None:
-        checkpoint.save(directory)
-        tune.report({REPORT_KEY: checkpoint.report.as_dict()})  # Tune keeps no copy of the folder
-
+    directory = checkpoint_folder(storage, cell.key)
+    report(Started(cell.key))
     try:
         saved = SavedCheckpoint.load(directory, cell.key)
     except CheckpointError as error:  # retrying cannot mend it: set it aside, start over, once
         saved, aside = None, set_aside(error, directory)
-        reason = f"{error}; moved aside to {aside.name}, starting over from step 0"
-        tune.report({RESTARTED_KEY: {"key": cell.key, "reason": reason}})
+        report(Restarted(cell.key, f"{error}; moved aside to {aside.name}, starting over from step 0"))
     if saved is not None:
         # The driver may have died before rows reached the store, or this is another store run
         # from the same folder: report every row the trial has made (writes are idempotent,
         # so each store ends with each row once), and stop if the trial had finished.
         every_row = replace(saved.report, rows=saved.history).as_dict()
         finished = saved.report.status.finished
-        resumed = {} if finished else {RESUMED_KEY: saved.report.samples_seen}
-        tune.report({REPORT_KEY: every_row, **resumed})
+        report(Reported(every_row, None if finished else saved.report.samples_seen))
         if finished:
             return
     if cell.workers > 1:
@@ -110,11 +94,4 @@ def _run_cell(cell: TrialCell, storage: str, runner: Callable[..., Any] | None) 
 
         run_data_parallel(cell, storage, runner)
         return
-    (runner or run_trial)(
-        cell.config,
-        on_checkpoint,
-        resume=saved,
-        device=_pick_device(cell.gpu),
-        cache_dir=Path(storage) / "cache",
-        host=f"{socket.gethostname()}/{node}",
-    )
+    train_from(cell, storage, runner, saved, report, _pick_device(cell.gpu))

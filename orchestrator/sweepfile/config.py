@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fits.claims.claim import Claim
+from fits.curve.settings import Points
 from orchestrator.sweepfile.catalog import parse_metric
 
 __all__ = [
@@ -182,10 +183,10 @@ class Spec:
         return hashlib.sha256(self.text.encode()).hexdigest()
 
     @property
-    def design(self) -> str:
+    def design(self) -> Points:
         """'all' when every trial runs at a constant learning rate, so that its checkpoints are
         points of one curve; 'final' otherwise (a decaying run is one point, at its end)."""
-        return "all" if all(t.train.schedule == "constant" for t in self.trials) else "final"
+        return Points.ALL if all(t.train.schedule == "constant" for t in self.trials) else Points.FINAL
 
     def resources_for(self, model: str) -> Resources:
         return dict(self.model_resources).get(model, self.resources)

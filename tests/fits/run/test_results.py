@@ -1,6 +1,9 @@
 """The typed results: calibration counts and the JSON `orch fit --json` prints."""
 
+import dataclasses
 import json
+
+import pytest
 
 from fits.curve.curveset import CurveSet
 from fits.curve.settings import FitSettings
@@ -54,3 +57,16 @@ def test_the_json_names_every_curve_forecast_and_held_out_cell(curves):
     assert len(good["points"]) == 7 and good["law"] == curves["jepa_good"].fit.law
     assert set(good["weights"]) == set(good["laws"]) and good["bands"] == "bootstrap:200"
     assert {cell["ratio"] for cell in good["backtest"]} == {2, 4}
+
+
+def test_a_fit_run_its_curves_and_its_verdicts_are_frozen_once_built(curves):
+    from fits.claims.claim import Claim, Outcome, Region, Verdict
+
+    claim = Claim(id="c", kind="order", says="s", source="t", region=Region(0.0), above="a", below="b")
+    verdict = Verdict(claim, Outcome.INCONCLUSIVE, None, None, "no estimate", ["why"])
+    run = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values())), verdicts=(verdict,))
+    for value, field in ((run, "verdicts"), (run, "curves"), (run.curves, "skipped"), (verdict, "missing")):
+        assert dataclasses.is_dataclass(value) and type(value).__dataclass_params__.frozen
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, field, ())
+    assert verdict.reasons == ("why",)  # lists given are held as tuples: nothing appends to them
