@@ -78,7 +78,7 @@ def least_squares(
     Parameters at a bound whose step points outward are held there for that step.
     """
     theta = np.clip(np.array(starts, dtype=float), lower, upper)
-    count, p = theta.shape
+    count = len(theta)
     y = np.broadcast_to(y, (count, np.shape(y)[-1]))
     weight = np.broadcast_to(weight, y.shape)
     log = bool(huber)
@@ -86,30 +86,11 @@ def least_squares(
     loss = _objective(residuals, huber)
     damping = np.full(count, 1e-3)
     converged = np.zeros(count, dtype=bool)
-    eye = np.eye(p)
     for _ in range(iterations):
         if converged.all():
             break
         jac = _jacobian(function, x, y, weight, theta, residuals, lower, upper, log)
-        if huber:  # IRLS: Huber's weight min(1, delta / |r|) on each residual
-            reweight = np.sqrt(np.minimum(1.0, huber / np.maximum(np.abs(residuals), 1e-300)))
-            jac, effective = jac * reweight[..., None], residuals * reweight
-        else:
-            effective = residuals
-        normal = np.einsum("bmi,bmj->bij", jac, jac)
-        gradient = np.einsum("bmi,bm->bi", jac, effective)  # half the loss gradient
-        free = ~(((theta <= lower) & (gradient > 0)) | ((theta >= upper) & (gradient < 0)))
-        # Gauss-Newton on the residuals: (J'J + damping diag(J'J)) step = -J'r, held rows fixed
-        mask = free[:, :, None] & free[:, None, :]
-        system = np.where(mask, normal, 0.0) + eye * (
-            damping[:, None, None] * (np.diagonal(normal, axis1=1, axis2=2)[:, :, None] + 1e-12)
-            + np.where(free, 0.0, 1.0)[:, :, None]
-        )
-        right = np.where(free, gradient, 0.0)[..., None]
-        try:
-            step = -np.linalg.solve(system, right)[..., 0]
-        except np.linalg.LinAlgError:  # a start whose damped system is exactly singular
-            step = -(np.linalg.pinv(system) @ right)[..., 0]
+        step = _damped_step(jac, residuals, theta, lower, upper, damping, huber)
         trial = np.clip(theta + step, lower, upper)
         trial_residuals = _residuals(function, x, y, weight, trial, log)
         trial_loss = _objective(trial_residuals, huber)
@@ -142,3 +123,35 @@ def start_grid(
     rng = np.random.default_rng(seed)
     picked = grid[rng.permutation(len(grid))[: limit - 1]]
     return np.vstack([np.array(list(guess.values()))[None, :], picked])
+
+
+def _damped_step(
+    jac: np.ndarray,
+    residuals: np.ndarray,
+    theta: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    damping: np.ndarray,
+    huber: float | None,
+) -> np.ndarray:
+    """One Levenberg-Marquardt step per problem: Gauss-Newton on the residuals,
+    (J'J + damping diag(J'J)) step = -J'r, with the parameters held at a bound whose step points
+    outward left where they are; with `huber`, each residual reweighted (IRLS)."""
+    if huber:  # IRLS: Huber's weight min(1, delta / |r|) on each residual
+        reweight = np.sqrt(np.minimum(1.0, huber / np.maximum(np.abs(residuals), 1e-300)))
+        jac, effective = jac * reweight[..., None], residuals * reweight
+    else:
+        effective = residuals
+    normal = np.einsum("bmi,bmj->bij", jac, jac)
+    gradient = np.einsum("bmi,bm->bi", jac, effective)  # half the loss gradient
+    free = ~(((theta <= lower) & (gradient > 0)) | ((theta >= upper) & (gradient < 0)))
+    mask = free[:, :, None] & free[:, None, :]
+    system = np.where(mask, normal, 0.0) + np.eye(theta.shape[1]) * (
+        damping[:, None, None] * (np.diagonal(normal, axis1=1, axis2=2)[:, :, None] + 1e-12)
+        + np.where(free, 0.0, 1.0)[:, :, None]
+    )
+    right = np.where(free, gradient, 0.0)[..., None]
+    try:
+        return -np.linalg.solve(system, right)[..., 0]
+    except np.linalg.LinAlgError:  # a start whose damped system is exactly singular
+        return -(np.linalg.pinv(system) @ right)[..., 0]

@@ -8,7 +8,9 @@ from fits.curve.level import LEVEL
 from fits.report.text import Table, samples_cell
 from fits.run.results import FitRun
 
-__all__ = ["next_table", "verdict_interval", "verdicts_table", "width_text"]
+__all__ = ["INTERVAL", "next_table", "verdict_interval", "verdicts_table", "width_text"]
+
+INTERVAL = f"{LEVEL:.0%} interval"  # the verdicts table's column of intervals
 
 
 def _amount(kind: Kind, value: float | None) -> str:
@@ -71,7 +73,7 @@ def verdicts_table(run: FitRun) -> Table:
         "claim",
         "claimed",
         "measured",
-        f"{LEVEL:.0%} interval",
+        INTERVAL,
         "verdict",
         "why",
         "caveats",

@@ -60,6 +60,28 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
         capsize=2,
         label=f"{label}: mean ± seed sd ({int(points.seeds.max())} seeds)",
     )
+    _draw_band(axes, curve, colour, label)
+    for held in curve.held_out:
+        axes.scatter([held.samples], [held.observed], s=45, facecolors="none", edgecolors=colour, lw=1.4)
+    _draw_forecasts(axes, curve, colour)
+    if curve.random_init is not None:
+        axes.axhline(
+            curve.random_init,
+            color=colour,
+            ls=":",
+            lw=1,
+            label=f"{label}: random init {curve.random_init:.3g}",
+        )
+    if curve.null_p95 is not None:
+        axes.axhline(
+            curve.null_p95, color=colour, ls="-.", lw=0.8, alpha=0.6, label=f"{label}: permutation null p95"
+        )
+
+
+def _draw_band(axes: plt.Axes, curve: CurveFit, colour: str, label: str) -> None:
+    """The mixture's CI (shaded) and PI (hatched) along the curve, and its mean: solid over the
+    data, dashed past it."""
+    points = curve.points
     grid = np.array([b.samples for b in curve.band])
     ci = np.array([b.ci for b in curve.band])
     pi = np.array([b.pi for b in curve.band])
@@ -84,8 +106,9 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
     )
     axes.plot(grid[inside], mixture[inside], "-", color=colour, label=f"{label}: laws ({weights})")
     axes.plot(grid[~inside], mixture[~inside], "--", color=colour)
-    for held in curve.held_out:
-        axes.scatter([held.samples], [held.observed], s=45, facecolors="none", edgecolors=colour, lw=1.4)
+
+
+def _draw_forecasts(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
     for forecast in curve.forecasts:
         if forecast.withheld:
             axes.annotate(
@@ -98,18 +121,6 @@ def _draw_curve(axes: plt.Axes, curve: CurveFit, colour: str) -> None:
         axes.plot([forecast.samples] * 2, [low, high], "-", color=colour, lw=1)
         axes.plot([forecast.samples] * 2, [low, high], "_", color=colour, ms=6)
         axes.plot([forecast.samples], [forecast.prediction], "D", color=colour, mfc="white", ms=5)
-    if curve.random_init is not None:
-        axes.axhline(
-            curve.random_init,
-            color=colour,
-            ls=":",
-            lw=1,
-            label=f"{label}: random init {curve.random_init:.3g}",
-        )
-    if curve.null_p95 is not None:
-        axes.axhline(
-            curve.null_p95, color=colour, ls="-.", lw=0.8, alpha=0.6, label=f"{label}: permutation null p95"
-        )
 
 
 def _y_range(curves: list[CurveFit], published: list, span: tuple[float, float]) -> tuple[float, float]:

@@ -15,6 +15,15 @@ class Table:
     headers: list[str]
     rows: list[list]
 
+    def select(self, names: Sequence[str]) -> tuple[list[str], list[list]]:
+        """(headers, rows) of the columns named, in that order."""
+        at = [self.headers.index(name) for name in names]
+        return list(names), [[row[i] for i in at] for row in self.rows]
+
+    def records(self) -> list[dict[str, Any]]:
+        """Each row as its cells by column name."""
+        return [dict(zip(self.headers, row, strict=True)) for row in self.rows]
+
 
 def samples_cell(samples: float) -> str:
     """A sample count in full, with thousands separators."""

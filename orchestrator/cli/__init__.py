@@ -2,10 +2,20 @@
 
 The entry point lives here, the group (and how errors become exit codes) in `group`, the
 commands in `sweeps` (sweep, status), `results` (fit, report), `check`, `planning` (next),
-`features` and `data` (align, baselines, export, db).
+`features`, `align`, `baselines`, `exchange` (import, export) and `store` (db upgrade).
 """
 
-from orchestrator.cli import check, data, features, planning, results, sweeps  # noqa: F401  (their commands join `cli`)
+from orchestrator.cli import (  # noqa: F401  (their commands join `cli`)
+    align,
+    baselines,
+    check,
+    exchange,
+    features,
+    planning,
+    results,
+    store,
+    sweeps,
+)
 from orchestrator.cli.group import cli
 
 __all__ = ["cli", "main"]

@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from orchestrator.cli.common import SizeParam, emit_json, open_sweep, store_option
+from orchestrator.cli.common import (
+    SizeParam,
+    claims_targets,
+    emit_json,
+    json_option,
+    open_sweep,
+    store_option,
+)
 from orchestrator.cli.group import cli
 from orchestrator.cli.results import fit_text, sweep_design
 from orchestrator.errors import InputError
@@ -22,11 +29,11 @@ DEFAULT_METRIC = "mutual_knn@10"
 
 
 @cli.command()
-@click.argument("targets", nargs=-1, metavar="[CLAIMS.yaml] [SWEEP]")
+@claims_targets
 @click.option("--predict", multiple=True, type=SizeParam(), help="Forecast at S in the summary.")
 @click.option("--detail", is_flag=True, help="Every law of every curve and every table, after the verdicts.")
 @click.option("--strict", is_flag=True, help=f"Exit {EXIT_CONTRADICTED} when any claim is contradicted.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @store_option
 @click.pass_context
 def check(

@@ -14,9 +14,12 @@ from orchestrator.sweepfile import DEFAULT_STORE
 
 __all__ = [
     "SizeParam",
+    "claims_targets",
     "emit_json",
+    "json_option",
     "open_store",
     "open_sweep",
+    "points_option",
     "say",
     "store_exists",
     "store_option",
@@ -39,6 +42,16 @@ def store_option(command: Any) -> Any:
     return click.option(
         "--store", metavar="URL", expose_value=False, callback=remember, help="Store URL (as orch --store)."
     )(command)
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+claims_targets = click.argument("targets", nargs=-1, metavar="[CLAIMS.yaml] [SWEEP]")
+
+
+def points_option(help: str) -> Any:
+    """--points auto|final|all: which measurements are a curve's points."""
+    choices = click.Choice(["auto", "final", "all"])
+    return click.option("--points", type=choices, default="auto", show_default=True, help=help)
 
 
 def say(text: str) -> None:

@@ -2,6 +2,7 @@
 estimated size, GPU-hours and the pack it would share a process in, and the totals."""
 
 import os
+from typing import Any
 
 import click
 
@@ -17,23 +18,22 @@ from orchestrator.sweepfile import Spec
 __all__ = ["show_plan"]
 
 
-def show_plan(
-    spec: Spec,
-    url: str,
-    throughput: Throughput,
-    cluster_gpus: int | None,
-    as_json: bool,
-    *,
-    address: str | None,
-    num_cpus: int | None,
-    num_gpus: float | None,
-    max_concurrent: int | None,
-    pack_below_s: float,
-) -> None:
-    """The plan's table and totals (or its JSON), the trials' states read from the store."""
+def show_plan(spec: Spec, url: str, asked: Any, as_json: bool) -> None:
+    """The plan's table and totals (or its JSON), the trials' states read from the store
+    (`asked`: `orch sweep`'s `SweepFlags`)."""
+    throughput = Throughput(asked.peak_tflops, asked.mfu)
     rows = plan(spec, _known_statuses(url, [t.key for t in spec.trials]), throughput)
-    packing = _packing(spec, url, rows, address, num_cpus, num_gpus, max_concurrent, pack_below_s)
-    summary = {**totals(rows, cluster_gpus), "packing": packing}
+    packing = _packing(
+        spec,
+        url,
+        rows,
+        asked.address,
+        asked.num_cpus,
+        asked.num_gpus,
+        asked.max_concurrent,
+        asked.pack_below_s,
+    )
+    summary = {**totals(rows, asked.cluster_gpus), "packing": packing}
     if as_json:
         emit_json({"sweep": spec.name, "store": mask_url(url), "trials": rows, "totals": summary})
         return
@@ -45,7 +45,7 @@ def show_plan(
     )
     click.echo(_gpu_time(summary, throughput))
     to_run = sum(1 for row in rows if row["state"] not in FINISHED)
-    click.echo(_packing_line(packing, pack_below_s, to_run))
+    click.echo(_packing_line(packing, asked.pack_below_s, to_run))
 
 
 def _known_statuses(url: str, keys: list[str]) -> dict[str, str]:

@@ -12,7 +12,7 @@ import click
 from foundation.errors import did_you_mean
 from foundation.sizes import format_size
 from orchestrator.cli.check import DEFAULT_METRIC, claim_runs, claims_and_sweep
-from orchestrator.cli.common import emit_json, open_sweep, say, store_option
+from orchestrator.cli.common import claims_targets, emit_json, json_option, open_sweep, say, store_option
 from orchestrator.cli.group import cli
 from orchestrator.cli.results import sweep_design
 from orchestrator.errors import InputError
@@ -23,7 +23,7 @@ SHOWN = 10  # candidates listed per plan
 
 
 @cli.command(name="next")
-@click.argument("targets", nargs=-1, metavar="[CLAIMS.yaml] [SWEEP]")
+@claims_targets
 @click.option(
     "--claim", "claim_ids", multiple=True, help="Plan for this claim (default: every inconclusive one)."
 )
@@ -44,7 +44,7 @@ SHOWN = 10  # candidates listed per plan
     default=None,
     help="Write the picks as a sweep file.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @store_option
 @click.pass_context
 def next_runs(
@@ -182,16 +182,7 @@ def _text(run: Any, plan: Any) -> str:
 
     def row(pick: Any) -> list[Any]:
         cell = pick.cell
-        effects = [
-            f"{width_text(claims[i].kind, plan.expected(i, pick.outlooks[i]))} "
-            f"decided {_share(pick.outlooks[i].decided)}"
-            + (
-                f" identifiable {_share(pick.outlooks[i].identifiable)}"
-                if pick.outlooks[i].identifiable is not None
-                else ""
-            )
-            for i in ids
-        ]
+        effects = [_effect(plan, claims[i], pick.outlooks[i]) for i in ids]
         return [
             cell.objective,
             cell.model,
@@ -225,6 +216,17 @@ def _text(run: Any, plan: Any) -> str:
     )
     lines += [f"note: {note}" for note in plan.notes]
     return "\n".join(lines)
+
+
+def _effect(plan: Any, claim: Any, outlook: Any) -> str:
+    """What a pick leaves of a claim: its expected width, the chance it is decided, and (a gap)
+    that the laws' gap is identifiable."""
+    from fits.report.claims import width_text
+
+    text = f"{width_text(claim.kind, plan.expected(claim.id, outlook))} decided {_share(outlook.decided)}"
+    return text + (
+        f" identifiable {_share(outlook.identifiable)}" if outlook.identifiable is not None else ""
+    )
 
 
 def _as_dict(run: Any, plan: Any) -> dict[str, Any]:

@@ -10,7 +10,15 @@ import click
 
 from db import Store
 from fits.report.text import render_table
-from orchestrator.cli.common import SizeParam, emit_json, open_sweep, say, store_option
+from orchestrator.cli.common import (
+    SizeParam,
+    emit_json,
+    json_option,
+    open_sweep,
+    points_option,
+    say,
+    store_option,
+)
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.interrupts import held_signals, sigterm_interrupts
@@ -47,13 +55,9 @@ from orchestrator.interrupts import held_signals, sigterm_interrupts
     help="lmfit's profile-likelihood intervals for the heaviest laws' ceiling and exponents, beside "
     "the covariance intervals.",
 )
-@click.option(
-    "--points",
-    type=click.Choice(["auto", "final", "all"]),
-    default="auto",
-    show_default=True,
-    help="Each trial's final checkpoint (one run per size), every checkpoint (constant-lr runs), "
-    "or auto: every checkpoint when the sweep's runs have a constant learning rate.",
+@points_option(
+    "Each trial's final checkpoint (one run per size), every checkpoint (constant-lr runs), "
+    "or auto: every checkpoint when the sweep's runs have a constant learning rate."
 )
 @click.option(
     "--holdout-above",
@@ -65,7 +69,7 @@ from orchestrator.interrupts import held_signals, sigterm_interrupts
 @click.option(
     "--detail", is_flag=True, help="Every law of every curve and every table, not only the summary."
 )
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @store_option
 @click.pass_context
 def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, detail: bool, **options: Any) -> None:
@@ -158,11 +162,12 @@ def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None 
 def _verdicts_text(table: Any) -> str:
     """The verdicts as a narrow table (id, claimed, measured, interval, verdict, was), then each
     claim's words, why and caveats on lines of their own."""
-    columns = (0, 2, 3, 4, 5, 8)
-    brief = render_table(
-        [table.headers[i] for i in columns], [[row[i] for i in columns] for row in table.rows]
-    )
-    notes = [f"{row[0]}: {row[1]}\n  why: {row[6]}\n  caveats: {row[7]}" for row in table.rows]
+    from fits.report.claims import INTERVAL
+
+    brief = render_table(*table.select(["id", "claimed", "measured", INTERVAL, "verdict", "was"]))
+    notes = [
+        f"{r['id']}: {r['claim']}\n  why: {r['why']}\n  caveats: {r['caveats']}" for r in table.records()
+    ]
     return "\n".join([table.title, brief, "", *notes])
 
 

@@ -3,14 +3,15 @@
 import contextlib
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import click
 
 from db import mask_url
 from fits.report.text import render_table
 from foundation.sizes import format_size
-from orchestrator.cli.common import emit_json, open_store, store_exists, store_option, store_url
+from orchestrator.cli.common import emit_json, json_option, open_store, store_exists, store_option, store_url
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
@@ -47,7 +48,7 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
     show_default=True,
     help="With --dry-run: the fraction of the peak a training step reaches.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @click.option("--max-concurrent", type=click.IntRange(min=1), default=None, help="Trials at once.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True)
 @click.option("--address", default=None, help="An existing Ray cluster: auto or HOST:PORT.")
@@ -78,74 +79,75 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
 @seconds_option("--pack-below", 60, 0, "Seconds under which a trial's estimated time packs it.")
 @store_option
 @click.pass_context
-def sweep(
-    ctx: click.Context,
-    sweep_file: str,
-    dry_run: bool,
-    cluster_gpus: int | None,
-    peak_tflops: float,
-    mfu: float,
-    as_json: bool,
-    max_concurrent: int | None,
-    retries: int,
-    address: str | None,
-    connect_timeout: float,
-    num_cpus: int | None,
-    num_gpus: float | None,
-    storage: str,
-    store_wait: float,
-    pack: bool,
-    pack_below: float,
-) -> None:
+def sweep(ctx: click.Context, sweep_file: str, as_json: bool, **flags: Any) -> None:
     """Run every trial of a sweep that the store does not have yet.
 
     \b
         orch sweep sweeps/goodview_vs_ntp.yaml
         orch sweep sweeps/goodview_vs_ntp_paper.yaml --dry-run --cluster-gpus 64
     """
-    from orchestrator.run.plan import Throughput, check_widths
+    from orchestrator.run.plan import check_widths
 
+    asked = SweepFlags(**flags)
     spec = load_spec(sweep_file)
     check_widths(spec)
     url = store_url(ctx, spec.store)
-    if dry_run:
+    if asked.dry_run:
         from orchestrator.cli.dry_run import show_plan
 
-        show_plan(
-            spec,
-            url,
-            Throughput(peak_tflops, mfu),
-            cluster_gpus,
-            as_json,
-            address=address,
-            num_cpus=num_cpus,
-            num_gpus=num_gpus,
-            max_concurrent=max_concurrent,
-            pack_below_s=pack_below if pack else 0.0,
-        )
+        show_plan(spec, url, asked, as_json)
         return
-    from orchestrator.run.scheduler import SweepOptions, run_sweep
+    from orchestrator.run.scheduler import run_sweep
 
-    options = SweepOptions(
-        max_concurrent=max_concurrent,
-        retries=retries,
-        address=address,
-        connect_timeout_s=connect_timeout,
-        num_cpus=num_cpus,
-        num_gpus=num_gpus,
-        storage=storage_path(storage),
-        store_wait_s=store_wait,
-        pack_below_s=pack_below if pack else 0.0,
-        progress=_to_stderr,
-        live=sys.stderr.isatty(),
-    )
     with contextlib.redirect_stdout(sys.stderr):  # Ray prints a cluster's errors (a lost node) to stdout
-        outcome = run_sweep(spec, url, options)
+        outcome = run_sweep(spec, url, asked.sweep_options(progress=_to_stderr, live=sys.stderr.isatty()))
     if as_json:
         emit_json(outcome.as_dict())
     else:
         click.echo(outcome.summary())
     ctx.exit(outcome.exit_code)
+
+
+@dataclass(frozen=True)
+class SweepFlags:
+    """`orch sweep`'s options, typed once: the dry run's GPU model, and how the sweep runs."""
+
+    dry_run: bool
+    cluster_gpus: int | None
+    peak_tflops: float
+    mfu: float
+    max_concurrent: int | None
+    retries: int
+    address: str | None
+    connect_timeout: float
+    num_cpus: int | None
+    num_gpus: float | None
+    storage: str
+    store_wait: float
+    pack: bool
+    pack_below: float
+
+    @property
+    def pack_below_s(self) -> float:
+        """Trials estimated under this many seconds share a process (0: none does)."""
+        return self.pack_below if self.pack else 0.0
+
+    def sweep_options(self, progress: Callable[[str], None], live: bool) -> Any:
+        from orchestrator.run.scheduler import SweepOptions
+
+        return SweepOptions(
+            max_concurrent=self.max_concurrent,
+            retries=self.retries,
+            address=self.address,
+            connect_timeout_s=self.connect_timeout,
+            num_cpus=self.num_cpus,
+            num_gpus=self.num_gpus,
+            storage=storage_path(self.storage),
+            store_wait_s=self.store_wait,
+            pack_below_s=self.pack_below_s,
+            progress=progress,
+            live=live,
+        )
 
 
 def _to_stderr(text: str) -> None:
@@ -156,7 +158,7 @@ def _to_stderr(text: str) -> None:
 
 @cli.command()
 @click.argument("sweep_name", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @store_option
 @click.pass_context
 def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:

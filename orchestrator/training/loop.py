@@ -265,24 +265,7 @@ def _checkpoint(
         scored = scorer.score(layers, retrieval_layers)
     if mean_loss is not None and math.isfinite(mean_loss):
         scored.append(Score("train_loss", "", mean_loss))
-    rows = tuple(
-        Measurement(
-            trial_key=config.key,
-            samples_seen=state.samples_seen,
-            metric=score.metric,
-            reference=score.reference,
-            eval_set="train" if score.metric == "train_loss" else eval_set.name,
-            value=float(score.value),
-            step=state.step,
-            flops=state.flops,
-            wall_s=state.wall_s,
-            se=score.se,
-            null_mean=score.null_mean,
-            null_p95=score.null_p95,
-            chance=score.chance,
-        )
-        for score in scored
-    )
+    rows = _rows(config, state, eval_set.name, scored)
     _advance(state)
     status = TrialStatus.COLLAPSED if reason is not None else TrialStatus.RUNNING
     if status == TrialStatus.RUNNING and state.samples_seen >= config.budget_samples:
@@ -304,6 +287,30 @@ def _checkpoint(
         state=TrainState.from_dict(state.as_dict()),  # a copy: training goes on moving `state`
         report=report,
         history=(*history, *rows),
+    )
+
+
+def _rows(
+    config: TrialConfig, state: TrainState, eval_set: str, scored: list[Score]
+) -> tuple[Measurement, ...]:
+    """The checkpoint's scores as the store's rows (the training loss on the `train` set)."""
+    return tuple(
+        Measurement(
+            trial_key=config.key,
+            samples_seen=state.samples_seen,
+            metric=score.metric,
+            reference=score.reference,
+            eval_set="train" if score.metric == "train_loss" else eval_set,
+            value=float(score.value),
+            step=state.step,
+            flops=state.flops,
+            wall_s=state.wall_s,
+            se=score.se,
+            null_mean=score.null_mean,
+            null_p95=score.null_p95,
+            chance=score.chance,
+        )
+        for score in scored
     )
 
 
