@@ -25,7 +25,7 @@ from orchestrator.extraction import Options, extract, read_items
 from orchestrator.extraction.text import text_batches
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' tiny-model builders
-from tests.orchestrator.extraction import models
+import tiny_models as models  # bench/ is first on the path, as the benchmarks run
 
 REPEATS = 5
 LM = {"n_embd": 256, "n_layer": 4, "n_head": 4, "n_positions": 128}

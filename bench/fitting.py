@@ -1,4 +1,4 @@
-"""The fitting procedure on planted truths (`fits.planted`), with fixed seeds: PI coverage at
+"""The fitting procedure on planted truths (`fits.planted.procedure`), with fixed seeds: PI coverage at
 each extrapolation ratio, the wrong-family rate, gap bias and coverage, the move one diverged seed
 causes with and without Huber's loss, the joint law's coverage, the claims' verdict rates (a true
 claim supported, a false one contradicted, each with its binomial SE), and bootstrap timings (1000

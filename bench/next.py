@@ -1,4 +1,4 @@
-"""`orch next` against four simple designs on planted truths (`fits.plan_check`): median width of
+"""`orch next` against four simple designs on planted truths (`fits.planted.plan_check`): median width of
 the final 95% gap interval (ln high/low; infinite where the verdict has no closed interval), its
 coverage of the planted gap over the replicates with an interval (and the 90% interval's), the
 share of correct verdicts,

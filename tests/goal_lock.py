@@ -55,7 +55,7 @@ def _module_file(module: str) -> Path | None:
 
 def _imported(path: Path) -> set[str]:
     """Every module of ours `path` names in an import, anywhere in the file, with the packages
-    above it (importing `fits.plan` runs `fits/__init__.py` first)."""
+    above it (importing `fits.next.plan` runs `fits/__init__.py` first)."""
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     names = set()
     for node in ast.walk(ast.parse(path.read_text())):

@@ -1,5 +1,5 @@
 """Seed bootstrap for every law, vectorised: resample whole runs (or each point's seeds), refit
-all the resampled curves at once with the batched solver (`fits.solve`), started at the point
+all the resampled curves at once with the batched solver (`fits.curve.solve`), started at the point
 fit. The refits replace the parametric draws of a curve's `Ensemble`, so tables, plots and gaps
 show the same bootstrap bands."""
 

@@ -1,4 +1,4 @@
-"""lmfit in the fit: each law's best start from the batched grid (`fits.solve`) is finished by
+"""lmfit in the fit: each law's best start from the batched grid (`fits.curve.solve`) is finished by
 lmfit's `Model`, built from the law function with the law's bounds, and the fit keeps lmfit's
 `ModelResult` (named parameters, standard errors, `fit_report`). `profile` adds lmfit's
 profile-likelihood intervals (`conf_interval`), which stay honest where the covariance is a poor

@@ -1,5 +1,5 @@
 """Fitting one curve: seed means with seed-noise weights; every law fitted from a grid of starts
-(`fits.weighted_fit`), by least squares or Huber's loss on log residuals; Akaike weights over the laws
+(`fits.curve.weighted_fit`), by least squares or Huber's loss on log residuals; Akaike weights over the laws
 (`law_weights`), and a lack-of-fit test against pure error.
 
 Everything takes arrays and returns values; `fit_curve` copies its inputs.

@@ -3,7 +3,7 @@ name their parameters, each with a starting guess and bounds inside the metric's
 
 Small runs start with a take-off: flat near the random-init level, then a rise. `logistic`
 (in log S) and `broken` cover it; `saturating` and `power` only describe the rise itself. No one
-form is chosen: `fits.ensemble` weighs them all. `power` and `broken` have no ceiling
+form is chosen: `fits.curve.ensemble` weighs them all. `power` and `broken` have no ceiling
 (`ceiling` None): they may describe the data but never forecast far past it on their own.
 """
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from fits.curve.laws import UNIT_SPAN, Span
 
-__all__ = ["FitOptions", "FitSettings", "Points", "SweepDesign"]
+__all__ = ["FitOptions", "FitSettings", "GapPair", "Points", "SweepDesign"]
 
 
 class Points(StrEnum):
@@ -17,6 +17,23 @@ class Points(StrEnum):
     AUTO = "auto"  # the sweep's design: ALL for constant-learning-rate runs, else FINAL
     FINAL = "final"  # each trial's final checkpoint: one run per data size
     ALL = "all"  # every checkpoint of one constant-learning-rate run per seed
+
+
+@dataclass(frozen=True)
+class GapPair:
+    """`--gap A:B`: A, the objective said to need fewer samples, and B, read once."""
+
+    faster: str
+    slower: str
+
+    @classmethod
+    def of(cls, text: str) -> "GapPair":
+        """A:B as written (the caller has checked it names two objectives)."""
+        faster, _, slower = text.partition(":")
+        return cls(faster, slower)
+
+    def __str__(self) -> str:
+        return f"{self.faster}:{self.slower}"
 
 
 @dataclass(frozen=True)

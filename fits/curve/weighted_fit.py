@@ -1,6 +1,6 @@
 """A law's best weighted fit to arrays: least squares (or Huber's loss) from every start of a
-grid (`fits.solve`), finished by lmfit (`fits.finish`). Pure: arrays in, an `ArrayFit` out;
-`fits.fit` puts curves through it, `fits.joint` the joint law.
+grid (`fits.curve.solve`), finished by lmfit (`fits.curve.finish`). Pure: arrays in, an `ArrayFit` out;
+`fits.curve.fit` puts curves through it, `fits.curve.joint` the joint law.
 """
 
 from dataclasses import dataclass
@@ -46,7 +46,7 @@ def fit_arrays(
     huber: float | None = None,
 ) -> ArrayFit:
     """Fit `function(x, *names)` to `mean` from every start of a grid, keep the best, and
-    finish it with lmfit (`fits.finish`), whose values are taken where they lower chi-square.
+    finish it with lmfit (`fits.curve.finish`), whose values are taken where they lower chi-square.
 
     With `huber`, the loss is Huber's on the log residuals of the `replicates` (x, y): one
     diverged seed then barely moves the fit, and lmfit (which has no such loss) does not finish

@@ -4,7 +4,7 @@
 - `DrawBelief` (a gap; a level past the data): the claim's value on each draw of the curves'
   law mixtures. Each fitted law keeps at least FLOOR of the weight (a law with no weight today
   may carry it once more points land); each law's draws are in the seed noise its fit measures
-  (`fits.fit.fit_noise`). For OUTCOMES truths (draws of the mixture) a run's k-seed mean is
+  (`fits.curve.fit.fit_noise`). For OUTCOMES truths (draws of the mixture) a run's k-seed mean is
   simulated with the objective's seed noise at S (`seed_noise`); every draw is reweighted by
   that outcome's likelihood and by the change in its law's AICc penalty where the point is
   new; the claim's 95% interval is read off the reweighted draws, and a gap's is widened by
@@ -122,7 +122,7 @@ def _penalty(n: int, k: int) -> float:
 
 def planning_ensemble(curve: CurveFit) -> Ensemble:
     """The curve's laws with FLOOR weight each at least (each law's errors already in the seed
-    noise its fit measures: `fits.fit.fit_noise`)."""
+    noise its fit measures: `fits.curve.fit.fit_noise`)."""
     points = curve.points
     fits = {name: fit for name, fit in curve.fits.items() if fit.success}
     weights = {name: max(curve.ensemble.weights.get(name, 0.0), FLOOR) for name in fits}
@@ -257,7 +257,7 @@ class DrawBelief:
 
     def _dof_after(self, cells: Sequence[Cell]) -> dict[str, int]:
         """Each curve's seed dof once `cells` land. Where the seed scatter pools with the laws'
-        residuals (`fits.fit.fit_noise`), each new run adds one; else a seed at a measured size
+        residuals (`fits.curve.fit.fit_noise`), each new run adds one; else a seed at a measured size
         adds one and a new size's first seed none."""
         found = {}
         for name, curve in self.curves.items():

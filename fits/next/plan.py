@@ -1,5 +1,5 @@
 """The runs that would settle open claims (`orch next`): candidate runs (`Cell`s) scored by how
-much they are expected to narrow each claim's interval (`fits.beliefs`) per FLOP, and picked
+much they are expected to narrow each claim's interval (`fits.next.beliefs`) per FLOP, and picked
 greedily within a budget. The picks share one simulated truth per outcome, so each is scored
 given the picks before it; the same seed gives the same plan.
 
@@ -28,7 +28,7 @@ SHOWN = 3  # the runs the report lists for each open claim
 
 @dataclass(frozen=True)
 class NextRun:
-    """One of the runs that would most narrow an open claim per FLOP (`fits.plan`), for the report."""
+    """One of the runs that would most narrow an open claim per FLOP (`fits.next.plan`), for the report."""
 
     claim: str
     objective: str

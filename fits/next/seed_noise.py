@@ -1,4 +1,4 @@
-"""An objective's seed noise against S, for planning runs (`fits.beliefs`): what the k-seed mean
+"""An objective's seed noise against S, for planning runs (`fits.next.beliefs`): what the k-seed mean
 of a run not yet made would scatter by."""
 
 from collections.abc import Sequence

@@ -2,7 +2,7 @@
 contradicted, when the claims are judged exactly as `orch check` judges them. `bench/fitting.py`
 prints these rates with their binomial SEs; the slow tests hold them to the goals.
 
-Each replicate draws a saturating truth for A (`fits.planted.draw_truth`) and makes B from it
+Each replicate draws a saturating truth for A (`fits.planted.procedure.draw_truth`) and makes B from it
 slowed by a planted factor (f_B(S) = f_A(S / factor)), both measured at the planted sizes with
 seed noise, and judges:
 - gap: "A needs 42x fewer samples" (42 within x2) where 42x is planted (true) and where 10x is

@@ -12,7 +12,7 @@ from fits.claims.claim import ClaimSet
 from fits.claims.verdicts import check_claims, judge_all
 from fits.curve.curveset import CurveSet
 from fits.curve.fit import FitError
-from fits.curve.settings import FitOptions, SweepDesign
+from fits.curve.settings import FitOptions, GapPair, SweepDesign
 from fits.next.plan import top_runs
 from fits.run.check import check_options
 from fits.run.curves import fit_curves, score_earlier, select_points
@@ -68,7 +68,7 @@ def run_fit(
     check_claims(mine, sweep, sorted(set(trials.objective)), _measured_range(curves))
     verdicts = judge_all(mine, curves, design.testbed)
     gaps, published = [], []
-    for pair in settings.gaps:
+    for pair in map(GapPair.of, settings.gaps):
         gaps += gap_estimates(curves, pair, chosen, flops_per_sample(frame), recipe, settings)
         published += published_gaps(curves.baselines, pair, settings.metric)
     created = time.time()

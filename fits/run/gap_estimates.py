@@ -8,7 +8,7 @@ import pandas as pd
 
 from fits.curve.curveset import CurveFit, CurveSet
 from fits.curve.gaps import Bound, Gap, sample_gap
-from fits.curve.settings import FitOptions
+from fits.curve.settings import FitOptions, GapPair
 from fits.run.results import GapEstimate
 
 __all__ = ["gap_estimates", "published_gaps"]
@@ -29,14 +29,14 @@ def _differing(recipes: dict[str, dict], faster: str, slower: str) -> list[str]:
 
 def gap_estimates(
     curves: CurveSet,
-    spec: str,
+    pair: GapPair,
     chosen: pd.DataFrame,
     per_sample: dict[str, float],
     recipes: dict[str, dict],
     options: FitOptions,
 ) -> list[GapEstimate]:
     """R = N_B* / N_A* for every (model, reference) both objectives were measured on."""
-    faster, _, slower = spec.partition(":")
+    faster, slower = pair.faster, pair.slower
     differing = _differing(recipes, faster, slower)
     observed_b = chosen[
         (chosen.objective == slower) & ~(chosen.held_out | chosen.data_size.isin(options.holdout))
@@ -92,10 +92,10 @@ def _gap(curve_a: CurveFit, curve_b: CurveFit | None, group: pd.DataFrame, optio
     return sample_gap(curve_a.ensemble, curve_b.ensemble, target=options.at_alignment)
 
 
-def published_gaps(baselines: pd.DataFrame, spec: str, metric: str) -> list[GapEstimate]:
+def published_gaps(baselines: pd.DataFrame, pair: GapPair, metric: str) -> list[GapEstimate]:
     """The naive gap between published single checkpoints of the same encoder size (the last
     word of the model name): S_B / S_A, with no interval and every caveat that applies."""
-    faster, _, slower = spec.partition(":")
+    faster, slower = pair.faster, pair.slower
     if baselines.empty:
         return []
     rows = baselines[(baselines.metric == metric) & baselines.samples.notna()]

@@ -38,7 +38,7 @@ from orchestrator.alignment.retrieval import (
     retrieval_t2i,
     rotation_alignment,
 )
-from orchestrator.sweepfile.catalog import METRICS, parse_metric
+from orchestrator.sweepfile.catalog import METRICS, MetricName, parse_metric
 
 __all__ = [
     "AlignmentError",
@@ -70,29 +70,34 @@ __all__ = [
 ]
 
 
-def neighbour_scorer(name: str) -> Callable[[Neighbours, Neighbours], float] | None:
+def _parsed(name: MetricName | str) -> MetricName:
+    """A metric as parsed once where it was read; a name as written is parsed here."""
+    return name if isinstance(name, MetricName) else parse_metric(name)
+
+
+def neighbour_scorer(name: MetricName | str) -> Callable[[Neighbours, Neighbours], float] | None:
     """The function that scores two k-NN lists for a metric built from them, else None."""
-    return _FROM_NEIGHBOURS.get(parse_metric(name).name)
+    return _FROM_NEIGHBOURS.get(_parsed(name).name)
 
 
-def linear_kernel(name: str) -> bool | None:
+def linear_kernel(name: MetricName | str) -> bool | None:
     """For a metric scored from two `LinearKernel` sides, whether its estimator is unbiased;
     else None."""
-    return _LINEAR_KERNELS.get(parse_metric(name).name)
+    return _LINEAR_KERNELS.get(_parsed(name).name)
 
 
-def scorer(name: str) -> Callable[..., float]:
+def scorer(name: MetricName | str) -> Callable[..., float]:
     """A metric's own function: (a, b), (a, b, k), or (text, image, k, text_fit, image_fit)."""
-    return _SCORERS[parse_metric(name).name]
+    return _SCORERS[_parsed(name).name]
 
 
-def metric_function(name: str) -> Callable[[Array, Array], float]:
+def metric_function(name: MetricName | str) -> Callable[[Array, Array], float]:
     """The scorer for a metric name, e.g. 'mutual_knn@10' or 'cka', on two row-paired matrices.
 
     A metric that needs a map (retrieval) fits it on the first half of the rows and scores the
     second half, so no pair is scored by a map that saw it.
     """
-    parsed = parse_metric(name)
+    parsed = _parsed(name)
     score = _SCORERS[parsed.name]
     if parsed.metric.needs_map:
 

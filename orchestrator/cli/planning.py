@@ -1,5 +1,5 @@
 """`orch next`: the runs that would settle the open claims, ranked by what they buy per FLOP
-(`fits.plan`), and optionally written as a sweep file whose `include:` holds the picks.
+(`fits.next.plan`), and optionally written as a sweep file whose `include:` holds the picks.
 
 The candidates are the claims' objectives on their curves' model, at every data size of the
 sweep's grid and one octave beyond each end, with 1 to 3 new seeds."""

@@ -66,7 +66,7 @@ class CheckpointScorer:
         self.rows = len(eval_set.tokens)
         ks = {m.k for m in self.metrics if m.metric.from_neighbours}
         self.target_neighbours = {(name, k): neighbours(t, k) for name, t in self.targets.items() for k in ks}
-        estimators = {linear_kernel(str(m)) for m in self.metrics} - {None}
+        estimators = {linear_kernel(m) for m in self.metrics} - {None}
         self.target_kernels = {
             (name, unbiased): LinearKernel(t, unbiased)
             for name, t in self.targets.items()
@@ -98,7 +98,7 @@ class CheckpointScorer:
                         own[metric.k] = [neighbours(layer, metric.k) for layer in prepared]
                     rows += self._from_lists(metric, reference, own[metric.k])
                     continue
-                unbiased = linear_kernel(str(metric))
+                unbiased = linear_kernel(metric)
                 if unbiased is not None:
                     if unbiased not in kernels:
                         kernels[unbiased] = [LinearKernel(layer, unbiased) for layer in prepared]
@@ -125,7 +125,7 @@ class CheckpointScorer:
         """The max over layers and each layer; with the item SE and permutation null where the
         metric is a mean over items."""
         target = self.target_neighbours[(reference, metric.k)]
-        score, per_item = neighbour_scorer(str(metric)), row_scores(metric.name) if self.noise else None
+        score, per_item = neighbour_scorer(metric), row_scores(metric.name) if self.noise else None
         values = [score(layer, target) for layer in texts]
         names = [str(metric), *(f"{metric}/layer{i}" for i in range(len(texts)))]
         chance = self._chance(metric)
@@ -146,7 +146,7 @@ class CheckpointScorer:
     def _one(
         self, metric: MetricName, reference: str, layer: torch.Tensor, fit_layer: torch.Tensor | None
     ) -> float:
-        score = scorer(str(metric))
+        score = scorer(metric)
         if metric.metric.needs_map:
             return score(layer, self.targets[reference], metric.k, fit_layer, self.fit_targets[reference])
         return score(layer, self.targets[reference], *([] if metric.k is None else [metric.k]))

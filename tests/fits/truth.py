@@ -1,4 +1,4 @@
-"""Ground truth for the fitting math: the planted world of `fits.planted` with one fixed law."""
+"""Ground truth for the fitting math: the planted world of `fits.planted.procedure` with one fixed law."""
 
 import numpy as np
 

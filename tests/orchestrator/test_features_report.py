@@ -4,9 +4,9 @@ the measured baseline beside the published ones."""
 
 import pytest
 
+from bench import tiny_models as models
 from tests.cli import orch
 from tests.drivers import copy_of
-from tests.orchestrator.extraction import models
 
 pytestmark = pytest.mark.processes  # a finished sweep of real Ray trials: run by .ci/run
 pytest.importorskip("transformers")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
+from bench import tiny_models as models
 from db import WIDTHS, Store
 from orchestrator.baselines import read_baselines
 from orchestrator.data.sources import source_of
@@ -18,7 +19,6 @@ from orchestrator.measured import measure_baselines
 from orchestrator.sweepfile import load_spec
 from tests.cli import orch
 from tests.datasets import file_dataset
-from tests.orchestrator.extraction import models
 
 pytest.importorskip("transformers")
 

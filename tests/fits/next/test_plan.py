@@ -1,4 +1,4 @@
-"""The planner (`fits.plan`, `fits.beliefs`) on planted curves: the seed noise it models, the
+"""The planner (`fits.next.plan`, `fits.next.beliefs`) on planted curves: the seed noise it models, the
 interval it starts from, picks that stay within the budget and narrow the claim, the same
 plan for the same seed."""
 

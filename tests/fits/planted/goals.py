@@ -74,7 +74,7 @@ def joint_law(figures: Figures, smoke: bool) -> list[str]:
 
 
 def verdict_rates(figures: Figures, smoke: bool) -> list[str]:
-    """fits.calibration.GOALS on the verdict counts; as a smoke check, a true claim is never
+    """fits.planted.calibration.GOALS on the verdict counts; as a smoke check, a true claim is never
     contradicted and a false one never supported (a wrong verdict in a few replicates is a gross
     break), and the decided ones mostly decide right."""
     replicates, counts = figures["replicates"], figures["counts"]

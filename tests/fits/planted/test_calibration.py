@@ -1,4 +1,4 @@
-"""Verdicts on planted truths (`fits.calibration`): a true claim supported, a false one
+"""Verdicts on planted truths (`fits.planted.calibration`): a true claim supported, a false one
 contradicted, an underpowered design seldom wrong. The quick check runs in every suite; the
 slow one is the goal at 300 replicates (`tests.fits.goals`), what `bench/fitting.py --only
 verdicts` prints."""

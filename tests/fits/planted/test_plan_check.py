@@ -1,4 +1,4 @@
-"""`orch next` against simple designs on planted truths (`fits.plan_check`), a smaller version of
+"""`orch next` against simple designs on planted truths (`fits.planted.plan_check`), a smaller version of
 what `bench/next.py` prints at 300 replicates: on the same truths and noise, orch next's final
 gap intervals are at most 0.8x the uniform grid's median width and 0.7x random and cheapest-first
 picks' (the issue's goals), cover the planted gap at 90% and 95%, and give a correct verdict at

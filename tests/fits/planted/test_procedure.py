@@ -1,4 +1,4 @@
-"""The goals of the fitting procedure, checked on planted truths (`fits.planted`).
+"""The goals of the fitting procedure, checked on planted truths (`fits.planted.procedure`).
 
 The fast versions run in every suite; the slow ones are what `bench/fitting.py` prints, run in
 full where their code changed and as smoke checks elsewhere (`tests.goal_lock`; their goals and

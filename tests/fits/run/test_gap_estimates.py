@@ -2,7 +2,9 @@
 
 import pandas as pd
 
+from fits.curve.curveset import CurveSet
 from fits.curve.gaps import Bound
+from fits.curve.settings import GapPair
 from fits.run.curves import select_points
 from fits.run.gap_estimates import gap_estimates, published_gaps
 from fits.run.load import flops_per_sample, load_trials, recipes_of
@@ -14,7 +16,9 @@ def test_the_planted_gap_is_inside_its_interval(simulated, curves):
     store, frame = simulated
     chosen = select_points(frame, BOOTSTRAP)
     per_sample, recipe = flops_per_sample(frame), recipes_of(load_trials(store, "sim"))
-    (gap,) = gap_estimates(list(curves.values()), "jepa_good:ntp", chosen, per_sample, recipe, BOOTSTRAP)
+    (gap,) = gap_estimates(
+        CurveSet(tuple(curves.values())), GapPair("jepa_good", "ntp"), chosen, per_sample, recipe, BOOTSTRAP
+    )
     assert (gap.faster, gap.slower, gap.reference) == ("jepa_good", "ntp", "dino")
     assert gap.identifiable and gap.ci[0] <= PLANTED_GAP <= gap.ci[1]
     assert gap.flops_ratio == gap.ratio  # both objectives spend the same FLOPs per sample here
@@ -34,8 +38,8 @@ def test_published_checkpoints_give_a_bound_without_an_interval():
             for s, m, o, n, v in rows
         ]
     )
-    (gap,) = published_gaps(baselines, "jepa_good:ntp", "mutual_knn@10")
+    (gap,) = published_gaps(baselines, GapPair("jepa_good", "ntp"), "mutual_knn@10")
     assert round(gap.ratio, 1) == 41.7 and gap.ci is None and not gap.identifiable
     assert gap.bound == Bound("<=", gap.ratio)
     assert "UPPER_BOUND:A=0.109<a*=0.111" in gap.flags and "SOURCE:paper" in gap.flags
-    assert published_gaps(baselines, "jepa_good:ntp", "cka") == []
+    assert published_gaps(baselines, GapPair("jepa_good", "ntp"), "cka") == []

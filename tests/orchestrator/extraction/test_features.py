@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench import tiny_models as models
 from orchestrator.errors import InputError
 from orchestrator.extraction import Options, extract, read_items
 from orchestrator.extraction.models import check_model_folder
 from orchestrator.extraction.text import text_batches
 from tests.cli import orch
-from tests.orchestrator.extraction import models
 
 pytest.importorskip("transformers")
 

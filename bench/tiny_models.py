@@ -1,5 +1,6 @@
 """Tiny pretrained-model folders built on the spot (random weights, `save_pretrained`), with a
-tokenizer trained on a few sentences: what `orch features` reads, with nothing downloaded."""
+tokenizer trained on a few sentences: what `orch features` reads, with nothing downloaded. The
+benchmarks build theirs with it (bench/features.py), and so do the tests."""
 
 from pathlib import Path
 
