@@ -16,6 +16,7 @@ class Kind(StrEnum):
     GAP = "gap"
     LEVEL = "level"
     ORDER = "order"
+    DIFFERENCE = "difference"
     FORECAST = "forecast"
 
 
@@ -86,7 +87,9 @@ class Claim:
       baseline model's value in the store (measured or published, same metric, reference and
       eval set), the region then holding the difference (default: at least 0, i.e. above it);
     - order: `above` aligns higher than `below` at every size both measured (the value is the
-      smallest difference of their seed means);
+      smallest difference of their seed means), or at `at` alone;
+    - difference: `above` minus `below` at `at` samples, both measured there (e.g. a 33M JEPA
+      above a 33M NTP by at least 0.02 at 21.6M);
     - forecast: the share of held-out cells the laws forecast within seed noise (`objective`:
       one objective's cells; default every curve's).
 

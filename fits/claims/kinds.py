@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from fits.claims.claim import Claim, Kind, Verdict
+from fits.claims.difference import judge_difference
 from fits.claims.forecast import judge_forecast
 from fits.claims.gap import judge_gap
 from fits.claims.level import judge_level
@@ -92,11 +93,20 @@ CATALOG: dict[Kind, ClaimKind] = {
     ),
     Kind.ORDER: ClaimKind(
         Kind.ORDER,
-        ("above", "below"),
+        ("above", "below", "at"),
         ("above", "below"),
         factor=False,
         difference=True,
         judge=judge_order,
+        estimator=Estimator.MEANS,
+    ),
+    Kind.DIFFERENCE: ClaimKind(
+        Kind.DIFFERENCE,
+        ("above", "below", "at"),
+        ("above", "below", "at"),
+        factor=False,
+        difference=False,  # its region is what it claims: at_least 0.02, say
+        judge=judge_difference,
         estimator=Estimator.MEANS,
     ),
     Kind.FORECAST: ClaimKind(

@@ -1,42 +1,53 @@
-"""A level claim judged: the curve's alignment at `at` samples, the measured mean of its seeds
-where that size was measured (to 3 digits), else the laws' forecast (never an unbounded law past
-2x the data: `Forecast.withheld`); with a baseline, the difference from that baseline's value
-(`fits.claims.baseline_level`)."""
-
-import numpy as np
+"""A level claim judged: the curve's alignment at `at` samples. Where that size was measured (to
+3 digits), the measured mean with its standard error (the seed scatter, or an imported row's
+SE; with one seed and no SE, no interval: a second seed would give one). Elsewhere the laws'
+forecast (never an unbounded law past 2x the data: `Forecast.withheld`). With a baseline, the
+difference from that baseline's value (`fits.claims.baseline_level`)."""
 
 from fits.claims.baseline_level import against_baseline
 from fits.claims.claim import Claim, Verdict
-from fits.claims.common import SIZE_PRECISION, claim_curve, missing_curve, no_estimate
+from fits.claims.common import Measured, claim_curve, measured_at, measured_curve, missing_curve, no_estimate
 from fits.curve.bands import forecast
-from fits.curve.curveset import CurveFit, CurveSet
+from fits.curve.curveset import CurveSet
 from fits.curve.level import quantile
 from foundation.sizes import format_size
 
-__all__ = ["judge_level"]
+__all__ = ["judge_level", "point_interval"]
 
 
 def judge_level(claim: Claim, curves: CurveSet, confidence: float) -> Verdict:
+    measured = measured_curve(curves, claim, claim.objective)
+    if measured is None:
+        return missing_curve(claim, claim.objective, curves)
+    level = _level(claim, curves, measured, confidence)
+    if claim.baseline is None:
+        return level
+    return against_baseline(claim, curves.baselines, measured.key, level, confidence)
+
+
+def point_interval(point: Measured, confidence: float) -> tuple[float, float]:
+    """The mean's interval: Student's t on the seed scatter's dof, a normal one on a given SE."""
+    half = quantile(confidence, point.dof) * point.se
+    return point.mean - half, point.mean + half
+
+
+def _level(claim: Claim, curves: CurveSet, measured, confidence: float) -> Verdict:
+    """The curve's level at `at`: the measured mean where measured, else the laws' forecast."""
+    point = measured_at(measured, claim.at)
+    if point is not None:
+        if point.se is None:
+            why = f"{point.name} at {format_size(claim.at)} is one seed ({point.mean:.4g}) and no SE"
+            return no_estimate(
+                claim, [f"{why}: its noise is unknown"], [point.second_seed, "or its value's SE"]
+            )
+        interval = point_interval(point, confidence)
+        basis = f"the measured mean of {point.seeds} seeds at {format_size(claim.at)}"
+        if point.dof is None:
+            basis = f"the measured value at {format_size(claim.at)} and {point.source}"
+        return Verdict(claim, claim.region.decide(interval), point.mean, interval, basis)
     curve = claim_curve(curves, claim, claim.objective)
     if curve is None:
         return missing_curve(claim, claim.objective, curves)
-    level = _level(claim, curve, confidence)
-    if claim.baseline is None:
-        return level
-    return against_baseline(claim, curves.baselines, curve.key, level, confidence)
-
-
-def _level(claim: Claim, curve: CurveFit, confidence: float) -> Verdict:
-    """The curve's level at `at`: the seed mean where measured, else the laws' forecast."""
-    points = curve.seen
-    hit = np.flatnonzero(np.isclose(points.samples, claim.at, rtol=SIZE_PRECISION))
-    if hit.size:
-        i = int(hit[0])
-        half = quantile(confidence, points.pooled_df) * float(points.sigma[i])
-        mean = float(points.mean[i])
-        interval = (mean - half, mean + half)
-        basis = f"the measured mean of {int(points.seeds[i])} seeds at {format_size(claim.at)}"
-        return Verdict(claim, claim.region.decide(interval), mean, interval, basis)
     predicted = forecast(curve.ensemble, claim.at, level=confidence)
     caveats = (
         [f"extrapolated {predicted.extrapolation:.3g}x past the data"] if predicted.extrapolation > 1 else []

@@ -1,10 +1,14 @@
-"""An order claim judged: `above` aligns higher than `below` at every size both measured; the
-value is the smallest difference of their seed means, with its t interval there."""
+"""An order claim judged: `above` aligns higher than `below` at every size both measured (the
+value is the smallest difference of their seed means, with its interval there), or at the one
+size `at` names (`fits.claims.difference`, its region at least 0). A difference rests on the
+points' standard errors (the seed scatter, or imported rows' SEs): where one side has none,
+there is no interval, and a second seed there would give one."""
 
 import numpy as np
 
 from fits.claims.claim import Claim, Outcome, Verdict
-from fits.claims.common import claim_curve, missing_curve, no_estimate
+from fits.claims.common import Measured, measured_at, measured_curve, missing_curve, no_estimate
+from fits.claims.difference import judge_difference
 from fits.curve.curveset import CurveSet
 from fits.curve.level import quantile
 from foundation.sizes import format_size
@@ -13,21 +17,27 @@ __all__ = ["judge_order"]
 
 
 def judge_order(claim: Claim, curves: CurveSet, confidence: float) -> Verdict:
-    high, low = claim_curve(curves, claim, claim.above), claim_curve(curves, claim, claim.below)
+    if claim.at is not None:
+        return judge_difference(claim, curves, confidence)
+    high, low = measured_curve(curves, claim, claim.above), measured_curve(curves, claim, claim.below)
     if high is None or low is None:
         return missing_curve(claim, claim.above if high is None else claim.below, curves)
-    above, below = high.seen, low.seen
-    shared, i, j = np.intersect1d(above.samples, below.samples, return_indices=True)
+    shared = np.intersect1d(high.seen.samples, low.seen.samples)
     if not shared.size:
         return no_estimate(claim, ["no size was measured for both"], ["a size both measured"])
-    gaps = above.mean[i] - below.mean[j]
-    se = np.hypot(above.sigma[i], below.sigma[j])
-    half = quantile(confidence, min(above.pooled_df, below.pooled_df)) * se
-    interval = (float(np.min(gaps - half)), float(np.min(gaps + half)))
+    pairs = [(measured_at(high, s), measured_at(low, s)) for s in shared]
+    gaps = np.array([a.mean - b.mean for a, b in pairs])
     worst = int(np.argmin(gaps))
-    reasons = [
-        f"{shared.size} sizes both measured; the smallest difference is at {format_size(shared[worst])}"
-    ]
+    where = f"the smallest difference is at {format_size(shared[worst])}"
+    reasons = [f"{shared.size} sizes both measured; {where}"]
+    unknown = [p for pair in pairs for p in pair if p.se is None]
+    if unknown:
+        first = unknown[0]
+        why = f"{first.name} at {format_size(first.samples)} is one seed and no SE: its noise is unknown"
+        return no_estimate(claim, [*reasons, why], [_second_seeds(pairs[worst])])
+    se = np.array([np.hypot(a.se, b.se) for a, b in pairs])
+    half = quantile(confidence, _dof(pairs)) * se
+    interval = (float(np.min(gaps - half)), float(np.min(gaps + half)))
     basis = f"the smallest difference of seed means, {claim.above} minus {claim.below}"
     outcome = claim.region.decide(interval)
     missing = []
@@ -37,3 +47,13 @@ def judge_order(claim: Claim, curves: CurveSet, confidence: float) -> Verdict:
             "claim holds at every size both measured, where the curves start level too)"
         )
     return Verdict(claim, outcome, float(gaps.min()), interval, basis, reasons, missing=missing)
+
+
+def _dof(pairs: list[tuple[Measured, Measured]]) -> int | None:
+    """The fewer seed-scatter dof of the two sides; None (a normal quantile) where both SEs were given."""
+    known = [p.dof for pair in pairs for p in pair if p.dof is not None]
+    return min(known) if known else None
+
+
+def _second_seeds(pair: tuple[Measured, Measured]) -> str:
+    return " and ".join(p.second_seed for p in pair if p.se is None)

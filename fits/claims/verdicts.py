@@ -7,44 +7,22 @@ and, when inconclusive, what is missing. Each kind's judge is its catalog entry'
 from dataclasses import replace
 
 from fits.claims.claim import Claim, ClaimSet, Outcome, Verdict
+from fits.claims.common import no_estimate
 from fits.claims.kinds import CATALOG
 from fits.curve.curveset import CurveSet
-from fits.curve.fit import FitError
 from fits.curve.gaps import REACH
 from fits.curve.level import LEVEL
-from foundation.errors import did_you_mean
 from foundation.sizes import format_size
 
-__all__ = ["check_claims", "judge", "judge_all"]
+__all__ = ["judge", "judge_all", "not_measured"]
 
 TESTBED = "testbed: the embedded synthetic world, not evidence about real data"
-
-
-def check_claims(claims: ClaimSet, sweep: str, objectives: list[str], sizes: tuple[float, float]) -> None:
-    """Every claim names objectives the sweep ran and sizes a law may reach (`sizes`: the
-    smallest and largest measured), or a FitError line that names the claims file, the claim
-    and the fix."""
-    low, high = sizes
-    for claim in claims:
-        where = f"{claims.source}: claim {claim.id!r}"
-        for name in claim.objectives:
-            if name not in objectives:
-                hint = did_you_mean(name, objectives)
-                raise FitError(
-                    f"{where}: {name!r} is not an objective of {sweep}{hint} ({', '.join(objectives)})"
-                )
-        if claim.at is not None and not low / REACH <= claim.at <= high * REACH:
-            raise FitError(
-                f"{where}: at {format_size(claim.at)} is more than {REACH:g}x past every size {sweep} "
-                f"measured ({format_size(low)}..{format_size(high)}); no law reaches so far: give a size "
-                "within that reach, or at_alignment"
-            )
 
 
 def judge(claim: Claim, curves: CurveSet, testbed: bool = False, confidence: float = LEVEL) -> Verdict:
     """The claim's verdict on these curves (`testbed`: the sweep trained on the embedded world),
     its interval at `confidence` (the report's 95%; another for calibration, as bench/next.py's 90%)."""
-    verdict = CATALOG[claim.kind].judge(claim, curves, confidence)
+    verdict = _out_of_reach(claim, curves) or CATALOG[claim.kind].judge(claim, curves, confidence)
     missing = verdict.missing
     if verdict.verdict is Outcome.INCONCLUSIVE and not missing:
         narrower = f"an interval narrower than the claimed region {claim.region}"
@@ -56,3 +34,24 @@ def judge(claim: Claim, curves: CurveSet, testbed: bool = False, confidence: flo
 def judge_all(claims: ClaimSet, curves: CurveSet, testbed: bool = False) -> tuple[Verdict, ...]:
     """Every claim's verdict, in the claims' order."""
     return tuple(judge(claim, curves, testbed) for claim in claims)
+
+
+def not_measured(claim: Claim, what: str) -> Verdict:
+    """Inconclusive: the sweep did not measure what the claim is stated in (`what`: e.g.
+    "metric cka (measured: mutual_knn@10)")."""
+    return no_estimate(claim, [f"not measured: {what}"], [f"runs that measure {what.split(' (')[0]}"])
+
+
+def _out_of_reach(claim: Claim, curves: CurveSet) -> Verdict | None:
+    """Inconclusive where the claim's size is more than REACH times past every size measured."""
+    sizes = [c.seen.samples for c in (*curves.curves, *curves.unfitted)]
+    if claim.at is None or not sizes:
+        return None
+    low, high = min(s[0] for s in sizes), max(s[-1] for s in sizes)
+    if low / REACH <= claim.at <= high * REACH:
+        return None
+    why = (
+        f"at {format_size(claim.at)} is more than {REACH:g}x past every size measured "
+        f"({format_size(low)}..{format_size(high)}): no law reaches so far"
+    )
+    return no_estimate(claim, [why], [f"runs within {REACH:g}x of {format_size(claim.at)}"])

@@ -12,7 +12,7 @@ from fits.curve.bands import Forecast
 from fits.curve.ensemble import Ensemble
 from fits.curve.fit import CurvePoints, FitResult
 
-__all__ = ["CURVE", "CurveFit", "CurveKey", "CurveSet", "HeldOutCell"]
+__all__ = ["CURVE", "CurveFit", "CurveKey", "CurveSet", "HeldOutCell", "Unfitted"]
 
 
 @dataclass(frozen=True, order=True)
@@ -116,6 +116,20 @@ class CurveFit:
 
 
 @dataclass(frozen=True)
+class Unfitted:
+    """A curve measured but with no law (one point, or fewer points than any law's parameters
+    and one): its every point, and why no law fits them. Claims on measured points read it."""
+
+    key: CurveKey
+    points: CurvePoints
+    why: str
+
+    @property
+    def seen(self) -> CurvePoints:
+        return self.points
+
+
+@dataclass(frozen=True)
 class CurveSet:
     """The curve stage's hand-off: every fitted curve in the order it was fitted, the curves that
     could not be fitted (and why), and what a claim reads beside the curves."""
@@ -125,6 +139,7 @@ class CurveSet:
     flops_per_sample: Mapping[tuple[str, str], float] = field(default_factory=dict)  # (objective, model)
     recipes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # objective -> train recipe
     baselines: Any = None  # the published and measured points measured like these curves (a frame)
+    unfitted: tuple[Unfitted, ...] = ()  # curves measured with no law: their points
 
     def __iter__(self) -> Iterator[CurveFit]:
         return iter(self.curves)
@@ -136,8 +151,18 @@ class CurveSet:
         return self.curves[index]
 
     def find(self, objective: str, model=None, reference=None, eval_set=None) -> CurveFit | None:
-        """The curve of `objective` with the model, reference and eval set given (None: any; of
-        several, the first by model, reference and eval set)."""
-        wanted = {"objective": objective, "model": model, "reference": reference, "eval_set": eval_set}
-        chosen = [c for c in self.curves if c.key.matches(**wanted)]
-        return min(chosen, key=lambda c: (c.key.model, c.key.reference, c.key.eval_set), default=None)
+        """The fitted curve of `objective` with the model, reference and eval set given (None:
+        any; of several, the first by model, reference and eval set)."""
+        return _first(self.curves, objective, model, reference, eval_set)
+
+    def find_measured(
+        self, objective: str, model=None, reference=None, eval_set=None
+    ) -> CurveFit | Unfitted | None:
+        """The curve as `find` chooses it among every measured curve, with a law or without."""
+        return _first((*self.curves, *self.unfitted), objective, model, reference, eval_set)
+
+
+def _first(curves, objective: str, model, reference, eval_set):
+    wanted = {"objective": objective, "model": model, "reference": reference, "eval_set": eval_set}
+    chosen = [c for c in curves if c.key.matches(**wanted)]
+    return min(chosen, key=lambda c: (c.key.model, c.key.reference, c.key.eval_set), default=None)

@@ -51,6 +51,19 @@ class CurvePoints:
     # (runs, m) when every point is a checkpoint of the same runs (one run per seed): the
     # points of a run are correlated, so a bootstrap must resample whole runs. None otherwise.
     run_values: np.ndarray | None = None
+    # (m,) the standard error each point's rows were given (an imported run's `se`), where every
+    # point is one run with one; None otherwise. What a claim on measured points reads when
+    # there is no seed scatter; the laws take their noise from seeds and residuals only.
+    given_se: np.ndarray | None = None
+
+    def se(self, i: int) -> tuple[float, int | None, str] | None:
+        """Point i's standard error, its dof (None: a given SE, taken as known) and what it
+        is; None where nothing measures it (one seed, no SE given)."""
+        if self.pooled_df > 0:
+            return float(self.sigma[i]), self.pooled_df, f"the seed scatter of {int(self.seeds[i])} seeds"
+        if self.given_se is not None and np.isfinite(self.given_se[i]):
+            return float(self.given_se[i]), None, "the SE given with the imported row"
+        return None
 
     def first(self, count: int) -> "CurvePoints":
         """The `count` smallest points (what a backtest fits), seed noise re-estimated on them."""
@@ -67,11 +80,12 @@ POOL_BELOW = 4  # fewer seeds than this at any point: one seed variance, pooled 
 
 
 def curve_points(
-    samples, values, pool_below: int = POOL_BELOW, allow_nan: bool = False, runs=None
+    samples, values, pool_below: int = POOL_BELOW, allow_nan: bool = False, runs=None, se=None
 ) -> CurvePoints:
     """Group replicate values by samples seen. With fewer than `pool_below` seeds per point the
     seed variance is pooled across points (one sigma for the curve); else each point has its own.
-    `runs` names the run each value comes from, for designs that score one run many times."""
+    `runs` names the run each value comes from, for designs that score one run many times; `se`
+    the standard error each value was given (kept where every point is one value)."""
     samples = np.array(samples, dtype=float)
     values = np.array(values, dtype=float)
     runs = None if runs is None else np.asarray(runs)
@@ -96,7 +110,10 @@ def curve_points(
         per_point = np.full(len(grid), sigma_seed)
     sigma = per_point / np.sqrt(counts)
     run_values = None if runs is None else _run_matrix(samples, values, runs, grid)
-    return CurvePoints(grid, means, sigma, counts, groups, sigma_seed, pooled_df, run_values)
+    given = None
+    if se is not None and counts.max() == 1:
+        given = np.array(se, dtype=float)[finite][np.argsort(samples)]
+    return CurvePoints(grid, means, sigma, counts, groups, sigma_seed, pooled_df, run_values, given)
 
 
 def _run_matrix(
@@ -137,10 +154,11 @@ class FitResult:
 
 
 def point_weights(points: CurvePoints) -> np.ndarray:
-    """1 / the standard error of each seed mean: the least-squares weights of a curve."""
+    """1 / the standard error of each seed mean: the least-squares weights of a curve. With one
+    seed everywhere there is no standard error: equal weights, on a unit the fit's residuals
+    replace (`_residual_scale`; a law has residual dof, as it has more points than parameters)."""
     sigma = points.sigma.copy()
     if not np.isfinite(sigma).all() or (sigma <= 0).any():
-        # One seed everywhere: no noise estimate; fall back to equal weights (flagged by callers).
         sigma = np.full_like(sigma, max(float(np.nanmax(sigma)) if np.isfinite(sigma).any() else 0, 1e-3))
     return 1.0 / sigma
 
@@ -152,8 +170,10 @@ def fit_curve(
     law = LAWS[law] if isinstance(law, str) else law
     S, y = points.samples.copy(), points.mean.copy()
     n_params = len(law.params)
-    if len(S) < n_params:
-        raise FitError(f"{law.name} has {n_params} parameters but the curve has {len(S)} points")
+    if len(S) <= n_params:  # a law through every point neither interpolates nor forecasts
+        raise FitError(
+            f"{law.name} has {n_params} parameters and the curve {len(S)} points: a law needs more points"
+        )
     bounds = law.bounds(S, y, span)
     replicates = (np.repeat(S, points.seeds), np.concatenate(points.replicates))
     found = fit_arrays(
@@ -161,8 +181,6 @@ def fit_curve(
     )
     errors = _errors(found.covariance, law.params)
     flags = [f"BOUND_HIT:{name}" for name in law.params if _at_bound(found.values[name], bounds[name])]
-    if len(S) == 1:
-        flags.append("ONE_POINT")
     if not found.converged:
         flags.append("NOT_CONVERGED")  # the best of the starts, still moving when the solver stopped
     if found.finished:
@@ -274,7 +292,13 @@ def fit_laws(points: CurvePoints, span: Span = UNIT_SPAN, huber: float | None = 
         except FitError:
             continue
     if not fits:
-        raise FitError(f"no law could be fitted to {len(points.samples)} points")
+        count = len(points.samples)
+        few = (
+            " (a law needs more points than parameters)"
+            if count <= max(len(law.params) for law in LAWS.values())
+            else ""
+        )
+        raise FitError(f"no law could be fitted to {count} point{'s' if count != 1 else ''}{few}")
     return fits
 
 

@@ -8,7 +8,9 @@ from typing import Any
 
 from fits.curve.laws import UNIT_SPAN, Span
 
-__all__ = ["FitOptions", "FitSettings", "GapPair", "Points", "SweepDesign"]
+__all__ = ["DEFAULT_METRIC", "FitOptions", "FitSettings", "GapPair", "Points", "SweepDesign"]
+
+DEFAULT_METRIC = "mutual_knn@10"  # what a fit reads, and a claim naming no metric is stated in
 
 
 class Points(StrEnum):
@@ -46,6 +48,7 @@ class SweepDesign:
     grid: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # axis -> values (provenance)
     recipe: dict[str, Any] = field(default_factory=dict)  # the first trial's recipe (provenance)
     testbed: bool = False  # trained on the embedded synthetic world: every verdict says so
+    imported: bool = False  # runs orch did not train (`orch import`): a row's `se` is its own
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ class FitOptions:
     gaps: tuple[str, ...] = ()
     gap_at: int | None = None
     at_alignment: float | None = None
-    metric: str = "mutual_knn@10"
+    metric: str = DEFAULT_METRIC
     reference: str | None = None
     min_samples: int | None = None
     bootstrap: int = 0  # seed-bootstrap refits of every law behind the bands (0: parametric draws)
@@ -82,6 +85,7 @@ class FitOptions:
                 "holdout_above": design.holdout_above if self.holdout_above is None else self.holdout_above,
             },
             span=design.ranges.get(self.metric, UNIT_SPAN),
+            given_se=design.imported,
         )
 
 
@@ -91,6 +95,7 @@ class FitSettings(FitOptions):
     user's or the file's, `span` the metric's range. What every fit function reads."""
 
     span: Span = UNIT_SPAN
+    given_se: bool = False  # an imported row's `se` is what claims on one-seed points read
 
     @property
     def design(self) -> str:

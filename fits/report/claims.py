@@ -8,7 +8,7 @@ from fits.curve.level import LEVEL
 from fits.report.text import Table, samples_cell
 from fits.run.results import FitRun
 
-__all__ = ["INTERVAL", "next_table", "verdict_interval", "verdicts_table", "width_text"]
+__all__ = ["INTERVAL", "claims_table", "next_table", "verdict_interval", "verdicts_table", "width_text"]
 
 INTERVAL = f"{LEVEL:.0%} interval"  # the verdicts table's column of intervals
 
@@ -50,11 +50,17 @@ def _axes(verdict: Verdict) -> list[str]:
 def verdicts_table(run: FitRun) -> Table:
     """Each claim: what was measured, its 95% interval, the verdict and why; "was" is the verdict
     the last stored fit gave it."""
+    return claims_table(run.verdicts, f"Claims ({run.options.metric})", run.earlier_verdicts)
+
+
+def claims_table(verdicts, title: str, earlier: dict[str, tuple[str, str]]) -> Table:
+    """The verdicts table of any verdicts, under `title` (`earlier`: claim id -> the last stored
+    verdict and its fit)."""
     rows = []
-    for v in run.verdicts:
+    for v in verdicts:
         why = [v.basis, *v.reasons, *_axes(v), *(f"missing: {m}" for m in v.missing)]
         why += [f"flag: {f}" for f in v.flags]
-        before = run.earlier_verdicts.get(v.claim.id)
+        before = earlier.get(v.claim.id)
         rows.append(
             [
                 v.claim.id,
@@ -79,7 +85,7 @@ def verdicts_table(run: FitRun) -> Table:
         "caveats",
         "was",
     ]
-    return Table("verdicts", f"Claims ({run.options.metric})", headers, rows)
+    return Table("verdicts", title, headers, rows)
 
 
 def next_table(run: FitRun) -> Table:

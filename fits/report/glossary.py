@@ -24,7 +24,6 @@ FLAGS = {
     "scaled to it",
     "NOT_CONVERGED": "the solver stopped before this law's best start settled",
     "LMFIT_FINISH": "lmfit's finish of the best start lowered chi-square: its values were taken",
-    "ONE_POINT": "a single point: no law is identified",
     "SAMPLES_NOT_FLOPS": "the ratio counts samples; the objectives' costs per sample may differ",
     "RECIPES_DIFFER": "the two objectives' trials differ in these recipe fields",
     "NOT_IDENTIFIABLE": "the data do not pin this ratio down: no headline (reasons given)",

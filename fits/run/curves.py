@@ -16,7 +16,7 @@ import pandas as pd
 from fits.curve.backtest import backtest, beyond_backtests
 from fits.curve.bands import covered, forecast, score_holdout
 from fits.curve.bootstrap import bootstrap_refits
-from fits.curve.curveset import CURVE, CurveFit, CurveKey, CurveSet, HeldOutCell
+from fits.curve.curveset import CURVE, CurveFit, CurveKey, CurveSet, HeldOutCell, Unfitted
 from fits.curve.ensemble import build_ensemble
 from fits.curve.finish import profile
 from fits.curve.fit import CurvePoints, FitError, curve_points, fit_laws, law_weights
@@ -49,14 +49,16 @@ def fit_curves(
     the joint laws over model `sizes` where asked (`settings.detail`); `beside`: what the curve
     set carries for the judges (FLOPs per sample, recipes, baselines). A FitError names the
     curves that could not be fitted where none could."""
-    fitted, skipped = [], []
+    fitted, skipped, unfitted = [], [], []
     for values, group in chosen.groupby(list(CURVE)):
+        key = CurveKey(*values)
         try:
-            fitted.append(fit_group(CurveKey(*values), group, frame, settings))
+            fitted.append(fit_group(key, group, frame, settings))
         except FitError as error:
             skipped.append(f"{'/'.join(map(str, values))}: {error}")
-    joint, unfitted = _joint_fits(fitted, sizes, settings) if settings.detail and fitted else ((), [])
-    return CurveSet(tuple(fitted), tuple(skipped + unfitted), **beside), joint
+            unfitted.append(Unfitted(key, _points(group, settings), str(error)))
+    joint, no_joint = _joint_fits(fitted, sizes, settings) if settings.detail and fitted else ((), [])
+    return CurveSet(tuple(fitted), tuple(skipped + no_joint), unfitted=tuple(unfitted), **beside), joint
 
 
 def _joint_fits(curves: list[CurveFit], sizes: dict[str, float], settings: FitSettings) -> tuple[Joint, list]:
@@ -144,9 +146,10 @@ def _forecasts(ensemble, targets: list, seeds: int, tested: list, points: CurveP
     )
 
 
-def _points(rows: pd.DataFrame, options: FitOptions) -> CurvePoints:
+def _points(rows: pd.DataFrame, options: FitSettings) -> CurvePoints:
     runs = rows.seed.to_numpy() if options.points is Points.ALL else None
-    return curve_points(rows.samples_seen.to_numpy(), rows.value.to_numpy(), runs=runs)
+    se = rows.se.to_numpy(dtype=float) if options.given_se else None
+    return curve_points(rows.samples_seen.to_numpy(), rows.value.to_numpy(), runs=runs, se=se)
 
 
 def _mean_or_none(column: pd.Series) -> float | None:

@@ -6,13 +6,13 @@ once at the end. Storing it (`fits.run.load.save_fit_run`) and writing its repor
 modules; this only puts it in order."""
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from fits.claims.claim import ClaimSet
-from fits.claims.verdicts import check_claims, judge_all
+from fits.claims.claim import ClaimSet, Verdict
+from fits.claims.verdicts import judge_all, not_measured
 from fits.curve.curveset import CurveSet
 from fits.curve.fit import FitError
-from fits.curve.settings import FitOptions, GapPair, SweepDesign
+from fits.curve.settings import DEFAULT_METRIC, FitOptions, GapPair, SweepDesign
 from fits.next.plan import top_runs
 from fits.run.check import check_options
 from fits.run.curves import fit_curves, score_earlier, select_points
@@ -32,9 +32,42 @@ from fits.run.load import (
 )
 from fits.run.results import FitRun
 
-__all__ = ["run_fit"]
+__all__ = ["Checked", "check_claims", "run_fit"]
 
 NO_CLAIMS = ClaimSet()
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Claims judged metric by metric: one fit run for each metric the sweep measured that a
+    claim is stated in, and a verdict for each claim on a metric it did not measure."""
+
+    runs: tuple[FitRun, ...]
+    unmeasured: tuple[Verdict, ...]
+
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        return (*(v for run in self.runs for v in run.verdicts), *self.unmeasured)
+
+
+def check_claims(
+    store: Store, sweep: str, options: FitOptions, design: SweepDesign, claims: ClaimSet
+) -> Checked:
+    """Every claim judged: one fit run per measured metric the claims are stated in (`options`
+    but for its metric), and a claim on a metric the sweep did not measure inconclusive, saying so."""
+    metrics = sorted({metric for metric, _ in measured(store, sweep)})
+    stated = sorted({claim.metric or DEFAULT_METRIC for claim in claims})
+    runs = [
+        run_fit(store, sweep, replace(options, metric=metric), design, claims)
+        for metric in stated
+        if metric in metrics
+    ]
+    unmeasured = [
+        not_measured(claim, f"metric {claim.metric or DEFAULT_METRIC} (measured: {', '.join(metrics)})")
+        for claim in claims
+        if (claim.metric or DEFAULT_METRIC) not in metrics
+    ]
+    return Checked(tuple(runs), tuple(unmeasured))
 
 
 def run_fit(
@@ -60,12 +93,10 @@ def run_fit(
         flops_per_sample=flops_per_sample(frame, by=("objective", "model")),
         recipes=recipe,
     )
-    if not curves:
-        why = "; ".join(curves.skipped) or f"no measurement past random init{_above(settings.min_samples)}"
-        raise FitError(f"sweep {sweep}: no curve could be fitted ({why})")
+    if not curves and not curves.unfitted:
+        raise FitError(f"sweep {sweep}: no measurement past random init{_above(settings.min_samples)}")
     curves = _with_baselines(curves, load_baselines(store))
     mine = ClaimSet(tuple(c for c in claims if c.metric in (None, settings.metric)), claims.source)
-    check_claims(mine, sweep, sorted(set(trials.objective)), _measured_range(curves))
     verdicts = judge_all(mine, curves, design.testbed)
     gaps, published = [], []
     for pair in map(GapPair.of, settings.gaps):
@@ -100,12 +131,6 @@ def _with_baselines(curves: CurveSet, baselines) -> CurveSet:
         pairs = zip(baselines.reference, baselines.eval_set, strict=True)
         baselines = baselines[[pair in alike for pair in pairs]]
     return replace(curves, baselines=baselines)
-
-
-def _measured_range(curves: CurveSet) -> tuple[float, float]:
-    """The smallest and the largest size any curve measured (held-out cells included)."""
-    sizes = [c.seen.samples for c in curves]
-    return (min(s[0] for s in sizes), max(s[-1] for s in sizes)) if sizes else (1.0, 1.0)
 
 
 def _above(min_samples: int | None) -> str:

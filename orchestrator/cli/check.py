@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from fits.curve.settings import DEFAULT_METRIC
 from orchestrator.cli.common import (
     SizeParam,
     claims_targets,
@@ -18,14 +19,13 @@ from orchestrator.cli.common import (
     store_option,
 )
 from orchestrator.cli.group import cli
-from orchestrator.cli.results import fit_text, sweep_design
+from orchestrator.cli.results import fit_text, sweep_design, verdicts_text
 from orchestrator.errors import InputError
 from orchestrator.interrupts import sigterm_interrupts
 
 __all__ = ["check"]
 
 EXIT_CONTRADICTED = 3  # `--strict`: a pipeline stops on a contradicted claim
-DEFAULT_METRIC = "mutual_knn@10"
 
 
 @cli.command()
@@ -60,40 +60,40 @@ def check(
     design, claims = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
     # only what it shows: forecasts, backtests and joint laws where asked for
     shown = VERDICTS + (("forecasts",) if predict else ())
-    runs = claim_runs(store, sweep_name, design, claims, predict=predict, detail=detail or bool(predict))
-    verdicts = [v for run in runs for v in run.verdicts]
+    checked = claim_runs(store, sweep_name, design, claims, predict=predict, detail=detail or bool(predict))
     if as_json:
+        befores = {k: v for run in checked.runs for k, v in run.earlier_verdicts.items()}
         emit_json(
             {
                 "sweep": sweep_name,
                 "claims": claims.source,
-                "verdicts": [
-                    v.as_dict() | {"before": run.earlier_verdicts.get(v.claim.id)}
-                    for run in runs
-                    for v in run.verdicts
-                ],
-                "fits": [_summary(run, detail or bool(predict)) for run in runs],
+                "verdicts": [v.as_dict() | {"before": befores.get(v.claim.id)} for v in checked.verdicts],
+                "fits": [_summary(run, detail or bool(predict)) for run in checked.runs],
             }
         )
     else:
-        click.echo("\n\n".join(fit_text(run, detail, shown) for run in runs))
-    if strict and any(v.verdict is Outcome.CONTRADICTED for v in verdicts):
+        click.echo("\n\n".join(_check_text(checked, detail, shown)))
+    if strict and any(v.verdict is Outcome.CONTRADICTED for v in checked.verdicts):
         ctx.exit(EXIT_CONTRADICTED)
 
 
+def _check_text(checked: Any, detail: bool, shown: tuple[str, ...]) -> list[str]:
+    """Each fit run's verdicts and tables, then the claims on metrics the sweep did not measure."""
+    from fits.report.claims import claims_table
+
+    parts = [fit_text(run, detail, shown) for run in checked.runs]
+    if checked.unmeasured:
+        parts.append(verdicts_text(claims_table(checked.unmeasured, "Claims (not measured)", {})))
+    return parts
+
+
 def claim_runs(
-    store: Any,
-    sweep_name: str,
-    design: Any,
-    claims: Any,
-    command: str = "check",
-    **options: Any,
-) -> list[Any]:
-    """One fit run per metric the claims are stated in, each with its verdicts (`options`: the
-    fits' `FitOptions`); a sweep with no claims, or a claim on a metric the sweep did not measure,
-    is an InputError."""
+    store: Any, sweep_name: str, design: Any, claims: Any, command: str = "check", **options: Any
+) -> Any:
+    """The claims judged (`fits.run.fit_run.check_claims`; `options`: the fits' `FitOptions`); a
+    sweep with no claims is an InputError."""
     from fits.curve.settings import FitOptions
-    from fits.run.fit_run import run_fit
+    from fits.run.fit_run import check_claims
 
     if not claims:
         raise InputError(
@@ -101,18 +101,8 @@ def claim_runs(
             f"(orch {command} CLAIMS.yaml {sweep_name}), "
             "or name one in the sweep file (claims: FILE)"
         )
-    measured = sorted({metric for metric, _ in store.measured(sweep_name)})
-    for claim in claims:
-        if claim.metric is not None and claim.metric not in measured:
-            raise InputError(
-                f"{claims.source}: claim {claim.id!r}: metric {claim.metric!r} was not measured in "
-                f"{sweep_name} (measured: {', '.join(measured)})"
-            )
     with sigterm_interrupts():
-        return [
-            run_fit(store, sweep_name, FitOptions(metric=metric, **options), design, claims)
-            for metric in sorted({claim.metric or DEFAULT_METRIC for claim in claims})
-        ]
+        return check_claims(store, sweep_name, FitOptions(**options), design, claims)
 
 
 def claims_and_sweep(targets: tuple[str, ...], command: str) -> tuple[str | None, str | None]:

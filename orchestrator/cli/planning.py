@@ -74,8 +74,8 @@ def next_runs(
     design, stated = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
     _check_ids(claim_ids, stated)
     # the planner runs once, here: the fits behind the verdicts plan nothing
-    fits = claim_runs(store, sweep_name, design, stated, command="next", detail=False, next_runs=False)
-    open_claims, words = _open_claims(fits, claim_ids)
+    checked = claim_runs(store, sweep_name, design, stated, command="next", detail=False, next_runs=False)
+    open_claims, words = _open_claims(checked.runs, claim_ids)
     candidates = [
         (run, claims, candidate_cells(run.curves, claims, design.grid.get("data_size", ())))
         for run, claims in open_claims

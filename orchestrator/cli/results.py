@@ -159,7 +159,7 @@ def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None 
     return design_of(recorded, [name for name, _ in store.measured(sweep)], metric, claims_file, say)
 
 
-def _verdicts_text(table: Any) -> str:
+def verdicts_text(table: Any) -> str:
     """The verdicts as a narrow table (id, claimed, measured, interval, verdict, was), then each
     claim's words, why and caveats on lines of their own."""
     from fits.report.claims import INTERVAL
@@ -181,7 +181,7 @@ def fit_text(run: Any, detail: bool, brief: tuple[str, ...] | None = None) -> st
     brief = SUMMARY if brief is None else brief
     shown = [t for t in tables(run) if t.rows and (t.id in brief if not detail else t.id != "summary")]
     parts = [
-        _verdicts_text(t) if t.id == "verdicts" else f"{t.title}\n{render_table(t.headers, t.rows)}"
+        verdicts_text(t) if t.id == "verdicts" else f"{t.title}\n{render_table(t.headers, t.rows)}"
         for t in shown
     ]
     if detail or "forecasts" in brief:

@@ -22,6 +22,7 @@ from typing import Any
 
 from fits.claims.claim import Claim, Kind, Per, Region
 from orchestrator.errors import SpecError
+from orchestrator.sweepfile.catalog import OBJECTIVES, parse_metric
 from orchestrator.sweepfile.fields import (
     FieldError,
     read_choice,
@@ -109,6 +110,7 @@ def _claim(raw: Any, path: str) -> Claim:
         names["at_alignment"] = read_number(top["at_alignment"], f"{path}.at_alignment")
     if "per" in top:
         names["per"] = Per(read_choice(top["per"], f"{path}.per", tuple(Per)))
+    _check_names(names, path)
     for pair in (("faster", "slower"), ("above", "below")):
         if pair[0] in names and names.get(pair[0]) == names.get(pair[1]):
             raise FieldError(
@@ -116,6 +118,19 @@ def _claim(raw: Any, path: str) -> Claim:
             )
     difference = kind.difference or "baseline" in names
     return Claim(kind=kind.kind, region=_region(top, path, kind.factor, difference), **names)
+
+
+def _check_names(names: dict[str, Any], path: str) -> None:
+    """The objectives and the metric a claim names are orch's (a typo is one line with a
+    did-you-mean); whether the sweep measured them is the verdict's to say."""
+    for key in ("faster", "slower", "objective", "above", "below"):
+        if key in names:
+            read_choice(names[key], f"{path}.{key}", tuple(OBJECTIVES))
+    if "metric" in names:
+        try:
+            parse_metric(names["metric"].split("/")[0])
+        except ValueError as error:
+            raise FieldError(f"{path}.metric", str(error)) from None
 
 
 def _region(top: dict, path: str, factor: bool, difference: bool) -> Region:

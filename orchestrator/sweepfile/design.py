@@ -56,7 +56,7 @@ def sweep_design(
         )
         if (imported := imported_design(raw)) is not None:  # runs orch did not train: no recipe, no grid
             points, holdout_above = imported
-            return SweepDesign(points, holdout_above, ranges | {metric: span}), claims
+            return SweepDesign(points, holdout_above, ranges | {metric: span}, imported=True), claims
         spec = parse_spec(raw, recorded.source, read_claims=False)
     except (SpecError, yaml.YAMLError) as error:
         reason = str(error).splitlines()[0]

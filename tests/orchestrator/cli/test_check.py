@@ -88,13 +88,13 @@ def test_fit_stores_the_verdicts_and_the_next_fit_shows_a_change(store, tmp_path
         ([{**TRUE_GAP, "tolerence": 2}], "claims[0].tolerence: unknown key (did you mean 'tolerance'?)"),
         (
             [{**TRUE_GAP, "faster": "jepa_god"}],
-            "claim 'gap_42x': 'jepa_god' is not an objective of sim (did you mean jepa_good?)",
+            "claims[0].faster: 'jepa_god' is not allowed (did you mean 'jepa_good'?)",
         ),
+        ([{**TRUE_GAP, "metric": "mutal_knn@10"}], "claims[0].metric: 'mutal_knn@10' is not a metric"),
         (
             [claim("x", "level", objective="ntp", at="1M")],
             "claims[0]: states no region (give value and tolerance",
         ),
-        ([{**LEVEL, "at": "900M"}], "claim 'far': at 900M is more than 4x past every size sim measured"),
         ([{**TRUE_GAP, "kind": "gapp"}], "claims[0].kind: 'gapp' is not allowed (did you mean 'gap'?)"),
         ([TRUE_GAP, TRUE_GAP], "claims[1].id: 'gap_42x' is given twice"),
     ],
@@ -112,3 +112,23 @@ def test_a_sweep_without_claims_says_how_to_give_them(tmp_path):
     simulated_store(url).close()
     line = one_error_line(orch("--store", url, "check"))
     assert "sweep sim states no claims: give a claims file (orch check CLAIMS.yaml sim)" in line
+
+
+def test_a_claim_the_sweep_cannot_speak_to_is_inconclusive_and_the_others_are_judged(store, tmp_path):
+    claims = [
+        {**LEVEL, "at": "900M"},  # more than 4x past every size measured
+        {**ORDER, "id": "on_cka", "metric": "cka"},  # a metric the sweep did not measure
+        claim("bad", "order", above="ntp", below="jepa_bad"),  # an objective it did not run
+        claim("good_base", "level", objective="jepa_good", model="33M", at="1.16M", at_least=0),
+        TRUE_GAP,
+    ]
+    result = orch("--store", store, "check", write_claims(tmp_path, claims), "--json")
+    assert result.returncode == 0, result.stderr
+    verdicts = {v["id"]: v for v in json.loads(result.stdout)["verdicts"]}
+    assert verdicts["gap_42x"]["verdict"] == "supported"
+    why = {claim_id: " ".join(v["reasons"]) for claim_id, v in verdicts.items() if claim_id != "gap_42x"}
+    assert all(verdicts[claim_id]["verdict"] == "inconclusive" for claim_id in why)
+    assert "at 900M is more than 4x past every size measured" in why["far"]
+    assert "not measured: metric cka (measured: mutual_knn@10)" in why["on_cka"]
+    assert "not measured: objective jepa_bad" in why["bad"]
+    assert "not measured: model 33M of jepa_good (measured: base)" in why["good_base"]

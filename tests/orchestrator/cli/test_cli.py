@@ -365,8 +365,8 @@ def test_an_old_store_is_refused_until_db_upgrade_upgrades_it(tmp_path):
 def test_fit_json_is_standard_json_when_a_score_is_infinite(tmp_path):
     url = f"sqlite:///{tmp_path / 'o.db'}"
     simulated_store(url)
-    # Two fitted sizes: only the power law fits, and it has no finite AICc.
-    args = ("--store", url, "fit", "--min-samples", "4640K", "--out", str(tmp_path / "r"), "--json")
+    # Three fitted sizes: only the power law (2 parameters) is a law, and it has no finite AICc.
+    args = ("--store", url, "fit", "--min-samples", "2320K", "--out", str(tmp_path / "r"), "--json")
     result = orch(*args)
     assert result.returncode == 0, result.stderr
     fits = strict_json(result.stdout)["fits"]

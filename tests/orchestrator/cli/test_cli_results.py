@@ -35,7 +35,7 @@ def store(tmp_path_factory) -> str:
             "--reference 'dinoo' was not measured in sim (did you mean dino?) (measured: dino)",
         ),
         (["--holdout", "33K"], "--holdout 33K is not a data size of sim (145K, 290K,"),
-        (["--min-samples", "1T"], "no curve could be fitted"),
+        (["--min-samples", "1T"], "no measurement past random init at or above --min-samples"),
         (["--gap", "jepa_good:ntp", "--at-alignment", "nan"], "--at-alignment nan: give a level inside"),
         (["--gap", "jepa_good:ntp", "--at-alignment", "1.5"], "mutual_knn@10's range (0, 1)"),
     ],
