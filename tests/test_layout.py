@@ -71,7 +71,7 @@ ALLOWED: dict[str, set[str]] = {
     "fits": set(),  # the package
     "fits.curve": {"foundation"},  # the curve stage: laws, fits, bands, gaps on arrays; CurveSet
     "fits.claims": {"fits.curve", "foundation"},  # the judge stage: claim kinds, verdicts
-    "fits.next": {"fits.curve", "fits.claims"},  # the plan stage: beliefs, orch next's picks
+    "fits.next": {"fits.curve", "fits.claims", "foundation"},  # the plan stage: beliefs, orch next's picks
     "fits.planted": {"fits.curve", "fits.claims", "fits.next"},  # the stages on planted truths
     "fits.run.results": {"fits.curve", "fits.claims", "fits.next"},  # FitRun: the stages composed
     "fits.run.load": {  # the store: the only fits module that reads it

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from fits.claims.claim import Claim, Per
-from fits.claims.common import SIZE_PRECISION, claim_curve
+from fits.claims.common import SIZE_PRECISION, claim_curve, measured_curve
 from fits.claims.gap import flops_scale
 from fits.claims.kinds import CATALOG, Estimator
 from fits.curve.curveset import CurveFit, CurveSet
@@ -54,6 +54,7 @@ FLOOR = 0.005  # the least weight a fitted law keeps in a plan's mixture (all of
 OUTCOMES = 48  # simulated truths behind each expected width
 SLOTS = 16  # independent noise draws per (curve, size): repeats of one cell use the next
 MIN_EFFECTIVE = 50.0  # fewer reweighted draws than this (median over outcomes): the draws run out
+KNOWN = 10**6  # the dof of a given SE: taken as known, its interval as good as normal
 
 
 def planned(claim: Claim) -> bool:
@@ -98,15 +99,16 @@ class Landed:
 
 def belief_of(claim: Claim, curves: CurveSet, settings: FitSettings, seed: int = 0):
     """A claim's belief on these curves: `DrawBelief` or `MeansBelief`, as its kind's estimator says."""
-    mine = {name: claim_curve(curves, claim, name) for name in claim.objectives}
+    seen = {name: measured_curve(curves, claim, name) for name in claim.objectives}
     every_checkpoint = settings.points is Points.ALL
     estimator = CATALOG[claim.kind].estimator
     if estimator is Estimator.MEANS:
-        return MeansBelief(claim, [mine[claim.above], mine[claim.below]], every_checkpoint, seed)
-    points = mine[claim.objectives[0]].seen
+        return MeansBelief(claim, [seen[claim.above], seen[claim.below]], every_checkpoint, seed)
+    points = seen[claim.objectives[0]].seen
     measured = np.isclose(points.samples, claim.at, rtol=SIZE_PRECISION).any() if claim.at else False
     if estimator is Estimator.MEANS_WHERE_MEASURED and measured:
-        return MeansBelief(claim, [mine[claim.objective]], every_checkpoint, seed)
+        return MeansBelief(claim, [seen[claim.objective]], every_checkpoint, seed)
+    mine = {name: claim_curve(curves, claim, name) for name in claim.objectives}
     # an objective's other models share its seed noise
     noise = {name: seed_noise([c for c in curves if c.key.objective == name]) for name in claim.objectives}
     fitted_up_to = settings.holdout_above if every_checkpoint else None
@@ -323,22 +325,26 @@ class MeansBelief:
     """An order (the smallest difference of seed means over the sizes both measured) or a
     measured level (one seed mean), and what more seeds would do to its interval."""
 
-    def __init__(self, claim: Claim, curves: list[CurveFit], every_checkpoint: bool, seed: int):
+    def __init__(self, claim: Claim, curves: list, every_checkpoint: bool, seed: int):
         self.claim, self.notes = claim, []
         self.every_checkpoint = every_checkpoint
         seen = [c.seen for c in curves]
-        if len(curves) == 2:  # an order: the sizes both measured
+        if claim.at is not None:  # a level, a difference or an order at one size
+            index = [np.flatnonzero(np.isclose(p.samples, claim.at, rtol=SIZE_PRECISION))[:1] for p in seen]
+            sizes = seen[0].samples[index[0]]
+        else:  # an order: the sizes both measured
             sizes, i, j = np.intersect1d(seen[0].samples, seen[1].samples, return_indices=True)
             index = [i, j]
-        else:
-            hit = int(np.flatnonzero(np.isclose(seen[0].samples, claim.at, rtol=SIZE_PRECISION))[0])
-            sizes, index = seen[0].samples[[hit]], [np.array([hit])]
         self.objectives = [c.key.objective for c in curves]
         self.sizes = sizes
         self.means = [p.mean[ix] for p, ix in zip(seen, index, strict=True)]
         self.counts = [p.seeds[ix].astype(float) for p, ix in zip(seen, index, strict=True)]
-        self.sds = [p.sigma[ix] * np.sqrt(p.seeds[ix]) for p, ix in zip(seen, index, strict=True)]
-        self.dof = [p.pooled_df for p in seen]
+        # a seed's sd: from the seed scatter, or a one-seed point's given SE (taken as known)
+        self.sds = [
+            p.sigma[ix] * np.sqrt(p.seeds[ix]) if p.pooled_df > 0 else p.given_se[ix]
+            for p, ix in zip(seen, index, strict=True)
+        ]
+        self.dof = [p.pooled_df if p.pooled_df > 0 else KNOWN for p in seen]
         self.z = np.random.default_rng(seed).standard_normal((OUTCOMES, len(curves), len(sizes)))
 
     def _covers(self, cell: Cell) -> np.ndarray:

@@ -8,17 +8,19 @@ cells in, a frozen `Plan` out. What the picks so far do to each claim is an expl
 (`Landed`) carried from pick to pick.
 """
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from fits.claims.claim import Claim, Outcome, Verdict
-from fits.claims.common import claim_curve
+from fits.claims.common import measured_curve
 from fits.claims.kinds import CATALOG
 from fits.curve.curveset import CurveSet
 from fits.curve.settings import FitSettings
 from fits.next.beliefs import MIN_EFFECTIVE, Cell, Landed, Outlook, belief_of, planned
+from fits.next.needs import Need, needs_of
 
 __all__ = ["SEEDS", "NextRun", "Pick", "Plan", "candidate_cells", "interval_width", "plan_runs", "top_runs"]
 
@@ -52,16 +54,18 @@ class Pick:
 
 @dataclass(frozen=True)
 class Plan:
-    claims: tuple[Claim, ...]
+    claims: tuple[Claim, ...]  # the claims planned on how much runs narrow them
     now: dict[str, Outlook]  # claim id -> before any new run
     picks: tuple[Pick, ...] = ()  # greedy, in order
     ranked: tuple[Pick, ...] = ()  # every candidate alone, best first
     notes: tuple[str, ...] = ()
     measured: dict[str, float | None] = field(default_factory=dict)  # claim id -> its verdict's width
+    needs: tuple[Need, ...] = ()  # what claims lack before they can be planned: run these first
+    first: tuple[Cell, ...] = ()  # the picks that meet those needs, cheapest first, within the limits
 
     @property
     def flops(self) -> float:
-        return sum(p.cell.flops for p in self.picks)
+        return sum(c.flops for c in self.first) + sum(p.cell.flops for p in self.picks)
 
     def expected(self, claim_id: str, outlook: Outlook) -> float:
         """The width the claim's verdict interval is expected to have: its width now times the
@@ -93,6 +97,12 @@ def plan_runs(
     FLOPs or `runs` runs are spent or no cell narrows any claim. The reduction is per unit of
     what the cell uses of the scarcer limit (`_cost`): per FLOP under a budget alone, per run
     under a run count alone (FLOPs unknown: samples)."""
+    needs = [need for claim in claims for need in needs_of(claim, curves, cells)]
+    first = _first_runs(needs, budget, runs)
+    lacking = {need.claim for need in needs}
+    claims = [claim for claim in claims if claim.id not in lacking]
+    budget = None if budget is None else budget - sum(c.flops for c in first)
+    runs = None if runs is None else runs - sum(c.seeds for c in first)
     beliefs = {claim.id: belief_of(claim, curves, settings, seed) for claim in claims}
     nothing = {claim_id: belief.nothing() for claim_id, belief in beliefs.items()}
     now = {claim_id: belief.outlook(nothing[claim_id]) for claim_id, belief in beliefs.items()}
@@ -123,7 +133,20 @@ def plan_runs(
                 f"{claim_id}: after the picks {outlook.effective:.0f} of the draws carry the weight: "
                 "the expected widths are rough; plan again once the first picks have landed"
             )
-    return Plan(tuple(claims), now, tuple(picks), tuple(ranked), tuple(notes), measured)
+    return Plan(tuple(claims), now, tuple(picks), tuple(ranked), tuple(notes), measured, tuple(needs), first)
+
+
+def _first_runs(needs: list[Need], budget: float | None, runs: int | None) -> tuple[Cell, ...]:
+    """The cheapest run that meets each need, within the limits (a run meeting two needs counts once)."""
+    chosen: list[Cell] = []
+    for need in needs:
+        if not need.cells or any(c in chosen for c in need.cells):
+            continue
+        cell = need.cells[0]
+        spent, count = sum(c.flops for c in chosen), sum(c.seeds for c in chosen)
+        if (budget is None or spent + cell.flops <= budget) and (runs is None or count + cell.seeds <= runs):
+            chosen.append(cell)
+    return tuple(chosen)
 
 
 def _cost(cell: Cell, budget: float | None, runs: int | None) -> float:
@@ -157,11 +180,11 @@ def candidate_cells(curves: CurveSet, claims: Sequence[Claim], sizes: Sequence[i
     cells = {}
     for claim in claims:
         for objective in claim.objectives:
-            curve = claim_curve(curves, claim, objective)
+            curve = measured_curve(curves, claim, objective)
             if curve is None:
                 continue
             model = curve.key.model
-            axis = sorted(sizes or {int(s) for s in curve.points.samples})
+            axis = sorted(sizes or {int(s) for s in curve.seen.samples})
             per_sample = curves.flops_per_sample.get((objective, model)) or 1.0
             for samples in [axis[0] // 2, *axis, axis[-1] * 2]:
                 for seeds in SEEDS:
@@ -185,24 +208,21 @@ def top_runs(
         claim = verdict.claim
         if verdict.verdict is not Outcome.INCONCLUSIVE or not planned(claim):
             continue
-        if any(claim_curve(curves, claim, name) is None for name in claim.objectives):
+        if any(measured_curve(curves, claim, name) is None for name in claim.objectives):
             continue
         cells = candidate_cells(curves, [claim], sizes)
         plan = plan_runs([claim], curves, settings, verdicts, cells)
+        if plan.needs:  # what it lacks first: no width can be forecast before these land
+            rows += [_run(claim.id, cell, math.inf, math.inf, 0.0) for cell in plan.first]
+            continue
         now = plan.expected(claim.id, plan.now[claim.id])
         for pick in plan.ranked[:count]:
-            cell, outlook = pick.cell, pick.outlooks[claim.id]
-            rows.append(
-                NextRun(
-                    claim.id,
-                    cell.objective,
-                    cell.model,
-                    cell.samples,
-                    cell.seeds,
-                    cell.flops,
-                    now,
-                    plan.expected(claim.id, outlook),
-                    outlook.decided,
-                )
-            )
+            outlook = pick.outlooks[claim.id]
+            rows.append(_run(claim.id, pick.cell, now, plan.expected(claim.id, outlook), outlook.decided))
     return tuple(rows)
+
+
+def _run(claim_id: str, cell: Cell, now: float, after: float, decided: float) -> NextRun:
+    return NextRun(
+        claim_id, cell.objective, cell.model, cell.samples, cell.seeds, cell.flops, now, after, decided
+    )

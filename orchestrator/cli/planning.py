@@ -81,8 +81,8 @@ def next_runs(
         for run, claims in open_claims
     ]
     for run, _, cells in candidates:  # every bad input is said before anything else
-        cheapest = min(cells, key=lambda c: c.flops)
-        if budget is not None and budget < cheapest.flops:
+        cheapest = min(cells, key=lambda c: c.flops, default=None)
+        if cheapest is not None and budget is not None and budget < cheapest.flops:
             raise InputError(
                 f"--budget {budget:.3g} is below the cheapest candidate run ({cheapest.flops:.3g} "
                 f"{_unit(run)}: {cheapest.objective} at {format_size(cheapest.samples)}); raise it"
@@ -99,7 +99,12 @@ def next_runs(
         for run, claims, cells in candidates
     ]
     if write_to is not None:
-        _write(write_to, store, sweep_name, [p for _, plan in plans for p in plan.picks])
+        _write(
+            write_to,
+            store,
+            sweep_name,
+            [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))],
+        )
     if as_json:
         emit_json({"sweep": sweep_name, "plans": [_as_dict(run, plan) for run, plan in plans]})
     else:
@@ -168,7 +173,9 @@ def _text(run: Any, plan: Any) -> str:
     from fits.report.claims import width_text
     from fits.report.text import render_table
 
-    lines = []
+    lines = [_needs_text(plan)] if plan.needs else []
+    if not plan.claims:  # every claim lacks something first: nothing to rank yet
+        return "\n".join(lines)
     verdicts = {v.claim.id: v for v in run.verdicts}
     for claim in plan.claims:
         now = plan.now[claim.id]
@@ -229,6 +236,34 @@ def _effect(plan: Any, claim: Any, outlook: Any) -> str:
     )
 
 
+def _needs_text(plan: Any) -> str:
+    """What claims lack before their widths can be planned, and the runs that supply it."""
+    lines = ["needed first (no noise is assumed: no width can be forecast before these land):"]
+    for need in plan.needs:
+        run = need.cells[0] if need.cells else None
+        cheapest = (
+            f"{run.objective} / {run.model} at {format_size(run.samples)}, {run.seeds} seed(s)"
+            if run
+            else "none among the candidates"
+        )
+        lines.append(f"  {need.claim}: {need.what} (cheapest run: {cheapest})")
+    picked = ", ".join(
+        f"{c.objective} / {c.model} at {format_size(c.samples)} x{c.seeds}" for c in plan.first
+    )
+    lines.append(f"  runs picked for these: {picked or 'none within the limits'}")
+    return "\n".join(lines)
+
+
+def _cell(cell: Any) -> dict[str, Any]:
+    return {
+        "objective": cell.objective,
+        "model": cell.model,
+        "data_size": int(cell.samples),
+        "seeds": cell.seeds,
+        "flops": cell.flops,
+    }
+
+
 def _as_dict(run: Any, plan: Any) -> dict[str, Any]:
     def pick(p: Any) -> dict[str, Any]:
         cell = p.cell
@@ -251,6 +286,10 @@ def _as_dict(run: Any, plan: Any) -> dict[str, Any]:
         "picks": [pick(p) for p in plan.picks],
         "flops": plan.flops,
         "notes": plan.notes,
+        "needs": [
+            {"claim": n.claim, "what": n.what, "runs": [_cell(c) for c in n.cells]} for n in plan.needs
+        ],
+        "first": [_cell(c) for c in plan.first],
     }
 
 
@@ -271,7 +310,7 @@ def _write(path: str, store: Any, sweep_name: str, picks: list[Any]) -> None:
     from orchestrator.sweepfile.rewrite import with_runs
 
     row = store.find_sweep(sweep_name)
-    text = with_runs(sweep_name, row.spec_text, row.source, [p.cell for p in picks])
+    text = with_runs(sweep_name, row.spec_text, row.source, picks)
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
     try:

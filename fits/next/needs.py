@@ -1,0 +1,76 @@
+"""What a claim needs before any run can be planned on how much it narrows: a noise estimate for
+a measured point that has one seed and no SE (a second seed there gives one), or a law for a
+curve that has none (more sizes). No noise is ever assumed, so no width can be forecast for such
+a claim; the planner lists these runs first, cheapest first, and plans the rest once they land."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fits.claims.claim import Claim
+from fits.claims.common import SIZE_PRECISION, measured_at, measured_curve
+from fits.claims.kinds import CATALOG, Estimator
+from fits.curve.curveset import CurveSet, Unfitted
+from fits.curve.laws import LAWS
+from fits.next.beliefs import Cell
+from foundation.sizes import format_size
+
+__all__ = ["Need", "needs_of"]
+
+FEWEST = min(len(law.params) for law in LAWS.values()) + 1  # sizes the simplest law needs
+
+
+@dataclass(frozen=True)
+class Need:
+    claim: str  # the claim's id
+    what: str  # in words: what is missing
+    cells: tuple[Cell, ...]  # the candidate runs that would supply it, cheapest first
+
+
+def needs_of(claim: Claim, curves: CurveSet, cells: Sequence[Cell]) -> list[Need]:
+    """What the claim lacks before its interval can be planned on (none: plan it)."""
+    found: list[Need] = []
+    for objective in claim.objectives:
+        curve = measured_curve(curves, claim, objective)
+        if curve is None:  # no candidate run: orch knows no model or size of it here
+            found.append(Need(claim.id, f"runs of {objective} as the claim states them (not measured)", ()))
+            continue
+        mine = [c for c in cells if (c.objective, c.model) == (objective, curve.key.model)]
+        for samples in _points_read(claim, curve):
+            point = measured_at(curve, samples)
+            if point is not None and point.se is None:
+                at = [c for c in mine if np.isclose(c.samples, samples, rtol=SIZE_PRECISION)]
+                what = f"a noise estimate for {point.name} at {format_size(samples)}"
+                found.append(Need(claim.id, what, _cheapest(at)))
+        if isinstance(curve, Unfitted) and not _reads_means(claim, curve):
+            known = curve.seen.samples
+            new = [c for c in mine if not np.isclose(known, c.samples, rtol=SIZE_PRECISION).any()]
+            more = max(FEWEST - len(known), 1)
+            what = (
+                f"a law for {objective}/{curve.key.model}: {more} more size{'s' if more > 1 else ''} at least"
+            )
+            found.append(Need(claim.id, what, _cheapest(new)))
+    return found
+
+
+def _reads_means(claim: Claim, curve) -> bool:
+    """Whether the claim's estimate is the curve's measured means (not its laws)."""
+    estimator = CATALOG[claim.kind].estimator
+    measured = claim.at is not None and measured_at(curve, claim.at) is not None
+    return estimator is Estimator.MEANS or (estimator is Estimator.MEANS_WHERE_MEASURED and measured)
+
+
+def _points_read(claim: Claim, curve) -> list[float]:
+    """The measured sizes whose noise the claim's estimate needs: those its means read (its
+    `at`, or every size for an order without one); for a curve without a law, the checkpoints a
+    bound would read; none where laws carry the estimate (their residuals measure the noise)."""
+    if not _reads_means(claim, curve) and not isinstance(curve, Unfitted):
+        return []
+    if claim.at is not None and measured_at(curve, claim.at) is not None:
+        return [claim.at]
+    return [float(s) for s in curve.seen.samples]
+
+
+def _cheapest(cells: list[Cell]) -> tuple[Cell, ...]:
+    return tuple(sorted(cells, key=lambda c: (c.flops, c.seeds)))
