@@ -140,6 +140,7 @@ class CurveSet:
     recipes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # objective -> train recipe
     baselines: Any = None  # the published and measured points measured like these curves (a frame)
     unfitted: tuple[Unfitted, ...] = ()  # curves measured with no law: their points
+    model_sizes: Mapping[str, float] = field(default_factory=dict)  # model -> parameters, where recorded
 
     def __iter__(self) -> Iterator[CurveFit]:
         return iter(self.curves)

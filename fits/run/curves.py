@@ -58,7 +58,10 @@ def fit_curves(
             skipped.append(f"{'/'.join(map(str, values))}: {error}")
             unfitted.append(Unfitted(key, _points(group, settings), str(error)))
     joint, no_joint = _joint_fits(fitted, sizes, settings) if settings.detail and fitted else ((), [])
-    return CurveSet(tuple(fitted), tuple(skipped + no_joint), unfitted=tuple(unfitted), **beside), joint
+    found = CurveSet(
+        tuple(fitted), tuple(skipped + no_joint), unfitted=tuple(unfitted), model_sizes=sizes, **beside
+    )
+    return found, joint
 
 
 def _joint_fits(curves: list[CurveFit], sizes: dict[str, float], settings: FitSettings) -> tuple[Joint, list]:

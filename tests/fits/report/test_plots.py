@@ -55,8 +55,8 @@ def test_every_plot_is_written_as_png_and_svg(curves, tmp_path):
     assert all(p.stat().st_size > 1000 for p in paths)
 
 
-def published(reference: str, eval_set: str) -> pd.DataFrame:
-    row = {"source": "paper", "model": "NTP 109M", "objective": "ntp", "metric": "mutual_knn@10"}
+def published(reference: str, eval_set: str, model: str = "NTP 109M") -> pd.DataFrame:
+    row = {"source": "paper", "model": model, "objective": "ntp", "metric": "mutual_knn@10"}
     return pd.DataFrame(
         [row | {"reference": reference, "eval_set": eval_set, "samples": 9e8, "value": 0.111}]
     )
@@ -67,7 +67,8 @@ def labels(axes: plt.Axes) -> list[str]:
 
 
 def test_the_scaling_plot_frames_data_and_forecasts_and_labels_every_mark(curves):
-    run = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values())))
+    sizes = {"base": 109.5e6}  # BERT-B's parameters, as its trials recorded them
+    run = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values()), model_sizes=sizes))
     figure = scaling_figure(run, "base", "dino", published("dino", "wit-1024"))
     axes = figure.axes[0]
     low, high = axes.get_xlim()
@@ -94,12 +95,22 @@ def test_the_scaling_plot_frames_data_and_forecasts_and_labels_every_mark(curves
     plt.close(figure)
 
 
-def test_published_points_appear_only_for_the_same_reference_and_eval_set(curves):
-    run = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values())))
-    for reference, eval_set in (("clip", "wit-1024"), ("dino", "coco")):
-        figure = scaling_figure(run, "base", "dino", published(reference, eval_set))
-        assert not any(name.startswith("published") for name in labels(figure.axes[0]))
+def test_published_points_appear_only_for_the_same_model_reference_and_eval_set(curves):
+    run = FitRun(
+        "sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values()), model_sizes={"base": 109.5e6})
+    )
+    for reference, eval_set, model in (
+        ("clip", "wit-1024", "NTP 109M"),
+        ("dino", "coco", "NTP 109M"),
+        ("dino", "wit-1024", "NTP 33M"),  # the other model's point: not on this panel
+    ):
+        figure = scaling_figure(run, "base", "dino", published(reference, eval_set, model))
+        assert not any(name.startswith("published") for name in labels(figure.axes[0])), model
         plt.close(figure)
+    unsized = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values())))  # an import
+    figure = scaling_figure(unsized, "base", "dino", published("dino", "wit-1024"))
+    assert not any(name.startswith("published") for name in labels(figure.axes[0]))  # unknown: none
+    plt.close(figure)
 
 
 def test_residuals_tell_references_apart_and_calibration_states_its_n(curves):
