@@ -89,7 +89,6 @@ ALLOWED: dict[str, set[str]] = {
         "fits.next",
         "fits.run.results",
         "fits.report.text",
-        "foundation",
     },
     "orchestrator.cli": {"*"},  # the edge: it wires every room together
     "orchestrator": {"orchestrator.cli", "foundation"},  # the package and `python -m orchestrator`

@@ -12,8 +12,14 @@ from fits.claims.claim import Claim, Verdict
 from fits.claims.common import no_estimate
 from fits.curve.curveset import CurveKey
 from fits.curve.level import quantile
+from foundation.errors import InputError
 
-__all__ = ["Baseline", "against_baseline", "find_baseline"]
+__all__ = ["AmbiguousBaseline", "Baseline", "against_baseline", "find_baseline"]
+
+
+class AmbiguousBaseline(InputError):
+    """One baseline name with several published values: which one a claim means is not ours to
+    guess (Table 3's 0.184 or a later four-seed mean's 0.168)."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +34,8 @@ def find_baseline(
     frame: pd.DataFrame | None, model: str, metric: str, reference: str, eval_set: str
 ) -> Baseline | None:
     """The baseline's row for these curves: a measured one before a published one (it carries its
-    noise), the newest where several are stored; a curve point with samples is not a model's level."""
+    noise), the newest measured where several are stored; a curve point with samples is not a
+    model's level. Published rows of one name with different values are an `AmbiguousBaseline`."""
     if frame is None or frame.empty:
         return None
     rows = frame[
@@ -41,6 +48,12 @@ def find_baseline(
     if rows.empty:
         return None
     measured = rows[rows.source == "measured"]
+    if measured.empty and rows.value.nunique() > 1:
+        values = ", ".join(f"{r.value:.4g} ({r.source})" for r in rows.itertuples())
+        raise AmbiguousBaseline(
+            f"baseline {model!r} of {metric} on {reference} ({eval_set}) has {len(rows)} published "
+            f"values: {values}; give each its own model name in the published CSV and name one in the claim"
+        )
     row = (measured if not measured.empty else rows).iloc[-1]
     se = row.get("se")
     return Baseline(model, str(row.source), float(row.value), None if se is None or se != se else float(se))

@@ -43,10 +43,10 @@ class ClaimKind:
 
     def show(self, value: float | None) -> str:
         """A value of this kind as the verdict table prints it: a ratio, a share or a level."""
-        if value is None:
+        if value is None or math.isnan(value):
             return "-"
-        if not math.isfinite(value):
-            return "inf"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
         if self.ratio:
             return f"{value:.3g}x"
         return f"{value:.0%}" if self.percent else f"{value:.4f}"

@@ -11,6 +11,7 @@ from fits.curve.backtest import BacktestCell
 from fits.curve.bands import Forecast
 from fits.curve.ensemble import Ensemble
 from fits.curve.fit import CurvePoints, FitResult
+from foundation.sizes import SizeError, parse_size
 
 __all__ = ["CURVE", "CurveFit", "CurveKey", "CurveSet", "HeldOutCell", "Unfitted"]
 
@@ -161,6 +162,20 @@ class CurveSet:
     ) -> CurveFit | Unfitted | None:
         """The curve as `find` chooses it among every measured curve, with a law or without."""
         return _first((*self.curves, *self.unfitted), objective, model, reference, eval_set)
+
+    def names_model(self, published: str, model: str) -> bool:
+        """Whether a published model's name ("JEPA 109M") names this sweep's `model`: its last
+        word is the model ("33M"), or a parameter count within 5% of the model's recorded one
+        (109M for BERT-B's 109.5M)."""
+        word = published.split()[-1] if published.split() else ""
+        if word == model:
+            return True
+        try:
+            size = parse_size(word)
+        except SizeError:
+            return False
+        parameters = self.model_sizes.get(model)
+        return parameters is not None and abs(size / parameters - 1) < 0.05
 
 
 def _first(curves, objective: str, model, reference, eval_set):

@@ -1,6 +1,7 @@
 """What a claim needs before any run can be planned on how much it narrows: a noise estimate for
-a measured point that has one seed and no SE (a second seed there gives one), or a law for a
-curve that has none (more sizes). No noise is ever assumed, so no width can be forecast for such
+a measured point that has one seed and no SE (a second seed there gives one), a size both
+objectives of a difference measured (one at the other's sizes), or a law for a curve that has
+none (more sizes). No noise is ever assumed, so no width can be forecast for such
 a claim; the planner lists these runs first, cheapest first, and plans the rest once they land."""
 
 from collections.abc import Sequence
@@ -51,7 +52,36 @@ def needs_of(claim: Claim, curves: CurveSet, cells: Sequence[Cell]) -> list[Need
                 f"a law for {objective}/{curve.key.model}: {more} more size{'s' if more > 1 else ''} at least"
             )
             found.append(Need(claim.id, what, _cheapest(new)))
-    return found
+    return found + _shared_size(claim, curves, cells)
+
+
+def _shared_size(claim: Claim, curves: CurveSet, cells: Sequence[Cell]) -> list[Need]:
+    """A difference of means (an order, a difference) reads sizes both objectives measured: its
+    `at`, or any one. Where there is none, runs of each at the other's sizes supply one."""
+    if CATALOG[claim.kind].estimator is not Estimator.MEANS:
+        return []
+    pair = [measured_curve(curves, claim, name) for name in (claim.above, claim.below)]
+    if any(curve is None for curve in pair):
+        return []  # named above: not measured
+    sizes = [curve.seen.samples for curve in pair]
+    if claim.at is not None:
+        wanted = [np.array([claim.at])] * 2
+        shared = all(np.isclose(s, claim.at, rtol=SIZE_PRECISION).any() for s in sizes)
+    else:
+        wanted = [sizes[1], sizes[0]]
+        shared = any(np.isclose(sizes[1], size, rtol=SIZE_PRECISION).any() for size in sizes[0])
+    if shared:
+        return []
+    runs = [
+        c
+        for curve, at in zip(pair, wanted, strict=True)
+        for c in cells
+        if (c.objective, c.model) == (curve.key.objective, curve.key.model)
+        and np.isclose(at, c.samples, rtol=SIZE_PRECISION).any()
+        and not np.isclose(curve.seen.samples, c.samples, rtol=SIZE_PRECISION).any()
+    ]
+    where = f"at {format_size(claim.at)}" if claim.at is not None else "at one size"
+    return [Need(claim.id, f"{claim.above} and {claim.below} measured {where}", _cheapest(runs))]
 
 
 def _reads_means(claim: Claim, curve) -> bool:

@@ -175,16 +175,18 @@ def _scored(beliefs: dict, now: dict, current: dict, landed: dict, cell: Cell, c
 
 def candidate_cells(curves: CurveSet, claims: Sequence[Claim], sizes: Sequence[int]) -> list[Cell]:
     """Every (objective, model, data size, seeds) a claim's curves could add: `sizes` (the
-    sweep's data sizes; the curve's measured ones when none are given) and one octave beyond
-    each end, 1 to 3 new seeds; FLOPs from the store's FLOPs per sample (else samples)."""
+    sweep's data sizes; where none are given, every size the claim's curves measured and its
+    `at`) and one octave beyond each end, 1 to 3 new seeds; FLOPs from the store's FLOPs per
+    sample (else samples)."""
     cells = {}
     for claim in claims:
-        for objective in claim.objectives:
-            curve = measured_curve(curves, claim, objective)
+        seen = [measured_curve(curves, claim, objective) for objective in claim.objectives]
+        measured = {int(s) for curve in seen if curve is not None for s in curve.seen.samples}
+        axis = sorted(sizes or measured | ({int(claim.at)} if claim.at is not None else set()))
+        for objective, curve in zip(claim.objectives, seen, strict=True):
             if curve is None:
                 continue
             model = curve.key.model
-            axis = sorted(sizes or {int(s) for s in curve.seen.samples})
             per_sample = curves.flops_per_sample.get((objective, model)) or 1.0
             for samples in [axis[0] // 2, *axis, axis[-1] * 2]:
                 for seeds in SEEDS:

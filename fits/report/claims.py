@@ -29,7 +29,8 @@ def _region(claim: Claim) -> str:
 
 
 def verdict_interval(verdict: Verdict) -> str:
-    if verdict.interval is None:
+    """'[low, high]' in the claim kind's units; '-' where there is no interval (no estimate)."""
+    if verdict.interval is None or not any(math.isfinite(end) for end in verdict.interval):
         return "-"
     low, high = (_amount(verdict.claim.kind, v) for v in verdict.interval)
     return f"[{low}, {high}]"

@@ -10,7 +10,7 @@ from fits.curve.level import LEVEL
 from fits.report.claims import next_table, verdicts_table
 from fits.report.glossary import FLAGS, LAWS, in_words
 from fits.report.markdown import calibration_line
-from fits.report.tables import Table, gap_ratio, lmfit_reports, published_table, tables
+from fits.report.tables import Table, gaps_table, lmfit_reports, tables
 from fits.report.text import cell
 from fits.run.results import FitRun
 
@@ -63,22 +63,12 @@ def _claims(run: FitRun) -> str:
             "<p>No claims stated: name a claims file in the sweep file (<code>claims:</code>), "
             "or run <code>orch check CLAIMS.yaml</code>.</p>"
         )
-    rows = [
-        [
-            f"{g.faster}:{g.slower}",
-            f"{g.model} vs {g.reference} ({g.eval_set})",
-            g.target,
-            "yes" if g.identifiable else "no",
-            gap_ratio(g),
-            "; ".join(g.reasons) or "-",
-            "; ".join(in_words(f) for f in g.flags),
-        ]
-        for g in run.gaps
-    ]
-    headers = ["A:B", "curve", "target a*", "identifiable", "R (samples)", "why not", "flags"]
-    return head + _table(
-        Table("claims", "Gaps", headers, rows or [["no gap was asked for (orch fit --gap A:B)"]])
-    )
+    gaps = gaps_table(run)
+    if not gaps.rows:
+        return head + "<p>No gap was asked for (<code>orch fit --gap A:B</code>).</p>"
+    flags = len(gaps.headers) - 1  # flags in words
+    rows = [[*row[:flags], "; ".join(in_words(f) for f in row[flags].split())] for row in gaps.rows]
+    return head + f"<h3>{escape(gaps.title)}</h3>" + _table(Table(gaps.id, gaps.title, gaps.headers, rows))
 
 
 def _svg(path: Path) -> str:
@@ -119,8 +109,6 @@ def write_html(run: FitRun, out: Path, plots: list[Path]) -> Path:
             parts += [f"<h2>{escape(table.title)}</h2>", _table(table)]
     if line := calibration_line(run):
         parts.append(f"<p>{escape(line)}</p>")
-    if (published := published_table(run)).rows:
-        parts += [f"<h2>{escape(published.title)}</h2>", _table(published)]
     if run.skipped:
         items = "".join(f"<li>{escape(line)}</li>" for line in run.skipped)
         parts += ["<h2>Skipped</h2>", f"<ul>{items}</ul>"]

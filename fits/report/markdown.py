@@ -5,7 +5,7 @@ from pathlib import Path
 
 from fits.curve.ensemble import UNBOUNDED_REACH
 from fits.curve.level import LEVEL
-from fits.report.tables import lmfit_reports, published_table, tables
+from fits.report.tables import lmfit_reports, tables
 from fits.report.text import cell
 from fits.run.results import FitRun
 
@@ -63,8 +63,6 @@ def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
         lines += [f"## {table.title}", "", _markdown_table(table.headers, table.rows), ""]
     if line := calibration_line(run):
         lines += [line, ""]
-    if (published := published_table(run)).rows:
-        lines += [f"## {published.title}", "", _markdown_table(published.headers, published.rows), ""]
     lines += ["", "## lmfit: the heaviest law of each curve", ""]
     for name, report in lmfit_reports(run):
         lines += [f"### {name}", "", "```text", report, "```", ""]

@@ -24,7 +24,6 @@ from fits.curve.curveset import CurveFit
 from fits.curve.level import LEVEL, Z
 from fits.report.ratio_plot import draw_ratio_by_level
 from fits.run.results import FitRun, GapEstimate
-from foundation.sizes import SizeError, parse_size
 
 __all__ = ["calibration_figure", "figures", "gap_figure", "residual_figure", "scaling_figure", "write_plots"]
 
@@ -147,8 +146,8 @@ def _flag_lines(curves: list[CurveFit]) -> list[str]:
 
 
 def _published(run: FitRun, baselines: pd.DataFrame, model: str, reference: str, eval_sets: set[str]) -> list:
-    """Published points of the same model (`same_model`) measured against the same reference on
-    the same eval set, else none."""
+    """Published points of the same model (`CurveSet.names_model`) measured against the same
+    reference on the same eval set, else none."""
     if baselines.empty:
         return []
     rows = baselines[
@@ -157,21 +156,7 @@ def _published(run: FitRun, baselines: pd.DataFrame, model: str, reference: str,
         & (baselines.reference == reference)
         & baselines.eval_set.isin(eval_sets)
     ]
-    size = run.curves.model_sizes.get(model)
-    return [row for row in rows.itertuples() if same_model(row.model, model, size)]
-
-
-def same_model(published: str, model: str, parameters: float | None) -> bool:
-    """Whether a published model ("JEPA 109M") is this sweep's `model`: its last word names the
-    model ("33M"), or a parameter count within 5% of the model's recorded one (109M for BERT-B)."""
-    word = published.split()[-1] if published.split() else ""
-    if word == model:
-        return True
-    try:
-        size = parse_size(word)
-    except SizeError:
-        return False
-    return parameters is not None and abs(size / parameters - 1) < 0.05
+    return [row for row in rows.itertuples() if run.curves.names_model(row.model, model)]
 
 
 def scaling_figure(run: FitRun, model: str, reference: str, baselines: pd.DataFrame) -> plt.Figure:

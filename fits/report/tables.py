@@ -19,9 +19,9 @@ __all__ = [
     "Table",
     "baselines_table",
     "gap_ratio",
+    "gaps_table",
     "lmfit_reports",
     "next_table",
-    "published_table",
     "tables",
     "verdict_interval",
 ]
@@ -138,23 +138,67 @@ def held_out_table(run: FitRun) -> Table:
     return Table("held-out", "Held-out cells", headers, rows)
 
 
+GAP_HEADERS = ["A:B", "curve", "laws (fitted)", "seed means (model-free)", "published checkpoints"]
+
+
 def gaps_table(run: FitRun) -> Table:
-    rows = [
-        [
-            f"{g.faster}:{g.slower}",
-            f"{g.model} vs {g.reference}",
-            g.target,
-            samples_cell(g.samples_a) if g.samples_a else "-",
-            samples_cell(g.samples_b) if g.samples_b else "-",
-            gap_ratio(g),
-            f"{g.flops_ratio:.3g}x" if g.flops_ratio and g.identifiable else "-",
-            "; ".join(g.reasons) or "-",
-            " ".join(g.flags),
-        ]
-        for g in run.gaps
-    ]
-    headers = ["A:B", "curve", "a*", "N_A*", "N_B*", "R (samples)", "R (FLOPs)"]
-    return Table("gaps", "Sample gaps", [*headers, "not identifiable because", "flags"], rows)
+    """One row a gap (A:B on one model, reference and eval set): the laws' estimate, the seed
+    means' and the published checkpoints', each with the level a* it is read at, so the page
+    never shows two figures for one gap without saying what each rests on. A published pair
+    that no measured gap matches is a row of its own."""
+    rows, matched = [], set()
+    for g in run.gaps:
+        published = [p for p in run.published if _alike(run, p, g)]
+        matched.update(id(p) for p in published)
+        curve = f"{g.model} vs {g.reference} ({g.eval_set})"
+        rows.append([f"{g.faster}:{g.slower}", curve, _laws(g), _means(g.means), _published(published)])
+        rows[-1] += ["; ".join(g.reasons) or "-", " ".join(g.flags)]
+    for p in (p for p in run.published if id(p) not in matched):
+        curve = f"{p.model} vs {p.reference} ({p.eval_set})"
+        row = [f"{p.faster}:{p.slower}", curve, "not measured here", "not measured here", _published([p])]
+        rows.append([*row, "; ".join(p.reasons), " ".join(p.flags)])
+    headers = [*GAP_HEADERS, "laws not identifiable because", "flags"]
+    return Table("gaps", "Sample gaps: each estimate with what it rests on", headers, rows)
+
+
+def _alike(run: FitRun, published: GapEstimate, gap: GapEstimate) -> bool:
+    """Whether a published pair is the measured gap's: same objectives, reference, eval set and model."""
+    same = (published.faster, published.slower, published.reference, published.eval_set) == (
+        gap.faster,
+        gap.slower,
+        gap.reference,
+        gap.eval_set,
+    )
+    return same and run.curves.names_model(published.model.split(" / ")[-1], gap.model)
+
+
+def _laws(gap: GapEstimate) -> str:
+    flops = f"; {gap.flops_ratio:.3g}x in FLOPs" if gap.flops_ratio and gap.identifiable else ""
+    return f"{gap_ratio(gap)} at a* {gap.target:.4g}{flops}"
+
+
+def _means(means: dict | None) -> str:
+    """The seed means' gap with its interval, else why it has none (one seed gives no interval)."""
+    if means is None:
+        return "-"
+    if means["interval"] is None:
+        return "no interval: " + "; ".join(means["reasons"])
+    low, high = means["interval"]
+    return f"{means['ratio']:.3g}x [{low:.3g}, {high:.3g}] at a* {means['target']:.4g}"
+
+
+def _published(published: list[GapEstimate]) -> str:
+    """Each published pair's bound at its level, with its source (no interval: no seeds)."""
+    if not published:
+        return "-"
+    return "; ".join(
+        f"{p.bound or f'{p.ratio:.3g}x, no bound'} at a* {p.target:.4g} ({p.model}, {_source(p)})"
+        for p in published
+    )
+
+
+def _source(gap: GapEstimate) -> str:
+    return next((f.removeprefix("SOURCE:") for f in gap.flags if f.startswith("SOURCE:")), "published")
 
 
 def summary_table(run: FitRun) -> Table:
@@ -205,24 +249,6 @@ def earlier_table(run: FitRun) -> Table:
     ]
     headers = ["curve", "S", "forecast", f"{LEVEL:.0%} PI", "observed", "verdict"]
     return Table("earlier", "Earlier forecasts", headers, rows)
-
-
-def published_table(run: FitRun) -> Table:
-    """Naive gaps between published single checkpoints measured like these curves (same
-    reference and eval set): their own table, never mixed with the measured gaps."""
-    rows = [
-        [
-            f"{g.faster}:{g.slower}",
-            g.model,
-            f"{g.reference} ({g.eval_set})",
-            g.target,
-            gap_ratio(g),
-            " ".join(g.flags),
-        ]
-        for g in run.published
-    ]
-    headers = ["A:B", "models", "reference", "a*", "R", "flags"]
-    return Table("published", "Published checkpoints (not measured here)", headers, rows)
 
 
 def baselines_table(run: FitRun) -> Table:

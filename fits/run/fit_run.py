@@ -124,10 +124,10 @@ def run_fit(
 
 
 def _with_baselines(curves: CurveSet, baselines) -> CurveSet:
-    """The curve set with the published and measured rows measured like some fitted curve:
-    same reference, same eval set."""
+    """The curve set with the published and measured rows measured like some measured curve
+    (with a law or without): same reference, same eval set."""
     if not baselines.empty:
-        alike = {(c.key.reference, c.key.eval_set) for c in curves}
+        alike = {(c.key.reference, c.key.eval_set) for c in (*curves, *curves.unfitted)}
         pairs = zip(baselines.reference, baselines.eval_set, strict=True)
         baselines = baselines[[pair in alike for pair in pairs]]
     return replace(curves, baselines=baselines)

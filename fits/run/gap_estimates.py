@@ -1,13 +1,15 @@
-"""Sample gaps between two objectives' curves (`--gap A:B`), and the naive gaps between published
-single checkpoints, each with the caveats that apply."""
+"""Sample gaps between two objectives' curves (`--gap A:B`): the laws' gap beside the model-free
+gap of the seed means at the same level (a curve with no law has only the latter); and the naive
+gaps between published single checkpoints, each with the caveats that apply."""
 
 from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
 
-from fits.curve.curveset import CurveFit, CurveSet
+from fits.curve.curveset import CurveFit, CurveSet, Unfitted
 from fits.curve.gaps import Bound, Gap, sample_gap
+from fits.curve.measured_gap import measured_gap
 from fits.curve.settings import FitOptions, GapPair
 from fits.run.results import GapEstimate
 
@@ -16,9 +18,10 @@ __all__ = ["gap_estimates", "published_gaps"]
 PAIR = ("model", "metric", "reference", "eval_set")  # what two compared curves share
 
 
-def _find(curves: CurveSet, objective: str, model: str, reference: str) -> CurveFit | None:
-    wanted = {"objective": objective, "model": model, "reference": reference}
-    return next((c for c in curves if all(getattr(c.key, k) == v for k, v in wanted.items())), None)
+def _find(curves: CurveSet, objective: str, key: dict) -> CurveFit | Unfitted | None:
+    """The measured curve of `objective` on the pair's model, reference and eval set, with a law
+    or without."""
+    return curves.find_measured(objective, key["model"], key["reference"], key["eval_set"])
 
 
 def _differing(recipes: dict[str, dict], faster: str, slower: str) -> list[str]:
@@ -35,7 +38,8 @@ def gap_estimates(
     recipes: dict[str, dict],
     options: FitOptions,
 ) -> list[GapEstimate]:
-    """R = N_B* / N_A* for every (model, reference) both objectives were measured on."""
+    """R = N_B* / N_A* for every (model, reference, eval set) both objectives were measured on:
+    the laws' gap where both curves have laws, and the seed means' gap at the same level."""
     faster, slower = pair.faster, pair.slower
     differing = _differing(recipes, faster, slower)
     observed_b = chosen[
@@ -44,14 +48,15 @@ def gap_estimates(
     out = []
     for values, group in observed_b.groupby(list(PAIR)):
         key = dict(zip(PAIR, values, strict=True))
-        curve_a = _find(curves, faster, key["model"], key["reference"])
-        curve_b = _find(curves, slower, key["model"], key["reference"])
+        curve_a, curve_b = _find(curves, faster, key), _find(curves, slower, key)
         if curve_a is None:
             continue
         gap = _gap(curve_a, curve_b, group, options)
+        means = measured_gap(curve_a.seen, curve_b.seen, target=gap.target) if curve_b is not None else None
         flags = gap.flags + ([f"RECIPES_DIFFER:{','.join(differing)}"] if differing else [])
         flags.append("SAMPLES_NOT_FLOPS")
-        if curve_a.random_init is not None and gap.target <= curve_a.random_init:
+        random_init = getattr(curve_a, "random_init", None)  # a curve without a law has none drawn
+        if random_init is not None and gap.target <= random_init:
             flags.append("TARGET_AT_OR_BELOW_A_RANDOM_INIT")
         if options.bootstrap:
             flags.append(f"BOOTSTRAP:{options.bootstrap}")
@@ -74,14 +79,26 @@ def gap_estimates(
                 flops_ratio=gap.ratio * per_sample[slower] / per_sample[faster] if known else None,
                 ratio_curve=[asdict(row) for row in gap.by_level],
                 flags=flags,
+                means=asdict(means) if means is not None else None,
             )
         )
     return out
 
 
-def _gap(curve_a: CurveFit, curve_b: CurveFit | None, group: pd.DataFrame, options: FitOptions) -> Gap:
-    """The gap at `--at-alignment`, at B's level at `--gap-at`, or at the default target."""
-    if curve_b is None:  # too few points for a law: B is its last checkpoint, observed
+def _gap(
+    curve_a: CurveFit | Unfitted,
+    curve_b: CurveFit | Unfitted | None,
+    group: pd.DataFrame,
+    options: FitOptions,
+) -> Gap:
+    """The gap at `--at-alignment`, at B's level at `--gap-at`, or at the default target; where A
+    has no law, none (at B's last checkpoint), with A's reason."""
+    if isinstance(curve_a, Unfitted):
+        last = group[group.samples_seen == group.samples_seen.max()].value
+        target = options.at_alignment if options.at_alignment is not None else float(last.mean())
+        why = f"no law for {curve_a.key.objective}: {curve_a.why}"
+        return Gap(target, None, float(group.samples_seen.max()), None, None, False, [why])
+    if not isinstance(curve_b, CurveFit):  # too few points for a law: B is its last checkpoint, observed
         last = group[group.samples_seen == group.samples_seen.max()].value
         error = float(last.std(ddof=1) / np.sqrt(len(last))) if len(last) > 1 else 0.0
         return sample_gap(

@@ -38,6 +38,7 @@ class GapEstimate:
     flops_ratio: float | None
     ratio_curve: list[dict]
     flags: list[str]
+    means: dict | None = None  # the seed means' gap at `target` (`fits.curve.measured_gap`)
 
     def as_dict(self) -> dict:
         return asdict(self)

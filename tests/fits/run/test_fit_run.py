@@ -54,14 +54,14 @@ def test_a_second_fit_writes_its_own_folder_and_scores_no_cell_twice(tmp_path):
     assert second.earlier == () and len(second.curves[0].held_out) == 1
 
 
-def test_published_gaps_are_their_own_section_and_only_where_measured_alike(tmp_path):
+def test_published_gaps_sit_in_the_gaps_row_they_match_and_only_where_measured_alike(tmp_path):
     store = simulated_store(f"sqlite:///{tmp_path / 'o.db'}")
     rows = [
         (reference, model, objective, samples, value)
         for reference in ("dino", "dinov2_vitb")  # the sweep measured against dino only
         for model, objective, samples, value in (
-            ("NTP 109M", "ntp", 900e6, 0.111),
-            ("JEPA 109M", "jepa_good", 21.6e6, 0.109),
+            ("NTP base", "ntp", 900e6, 0.111),  # the last word names the sweep's model
+            ("JEPA base", "jepa_good", 21.6e6, 0.109),
         )
     ]
     store.write_baselines(
@@ -70,4 +70,7 @@ def test_published_gaps_are_their_own_section_and_only_where_measured_alike(tmp_
     run, page = fit_and_report(store, FitOptions(gaps=("jepa_good:ntp",)), tmp_path / "r")
     assert [g.reference for g in run.published] == ["dino"] and "PUBLISHED" in run.published[0].flags
     assert all("PUBLISHED" not in g.flags for g in run.gaps)
-    assert "## Published checkpoints (not measured here)" in (page.parent / "report.md").read_text()
+    report = (page.parent / "report.md").read_text()
+    (row,) = [line for line in report.splitlines() if line.startswith("| jepa_good:ntp |")]
+    assert "R <= 41.7x at a* 0.111 (JEPA base / NTP base, paper)" in row  # beside the laws' gap
+    assert "Published checkpoints" not in report
