@@ -98,8 +98,7 @@ def write_html(run: FitRun, out: Path, plots: list[Path]) -> Path:
         f"<p>Metric <code>{escape(run.options.metric)}</code>; points: {escape(run.options.design)}. "
         f"Bands are {LEVEL:.0%}, read off the Akaike-weighted mixture of laws; the PI is for a "
         "new 3-seed mean. A gap's ratio is shown only where the data identify it.</p>",
-        "<h2>Claims</h2>",
-        _claims(run),
+        f'<section id="claims"><h2>Claims</h2>{_claims(run)}</section>',
     ]
     parts.append("<h2>Plots</h2>")
     for path in (p for p in plots if p.suffix == ".svg"):
