@@ -41,7 +41,7 @@ SLOW_TESTS = (
 )
 HARNESS = ("tests/fits/planted/goals.py",)  # the goals and their scales (pytest --goals full|smoke)
 PACKAGES = ("numpy", "scipy", "lmfit", "pandas")  # the numbers under the goals' figures
-OURS = ("fits", "db", "orchestrator", "tests")
+OURS = ("fits", "foundation", "db", "orchestrator", "tests")
 TIMEOUT_S = 2400  # each slow test may take 40 minutes on 2 slow cores
 
 

@@ -14,6 +14,7 @@ seed noise, and judges:
 - order: A above B (true) and B above A (false).
 """
 
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -113,15 +114,25 @@ def _slowed(truth: dict[str, float], factor: float) -> dict[str, float]:
     return dict(truth, b=truth["b"] * factor ** truth["alpha"])
 
 
-def verdict_rates(replicates: int, seed: int = 0, workers: int = 1) -> Rates:
-    """Every experiment above, `replicates` times. Replicates are drawn CHUNK at a time, each
-    chunk from its own stream (seed, chunk), so that `workers` processes count what one does."""
-    jobs = [(min(CHUNK, replicates - start), (seed, start // CHUNK)) for start in range(0, replicates, CHUNK)]
+Replicate = Callable[[np.random.Generator], list[tuple[str, str]]]  # one draw: (experiment, verdict)s
+
+
+def verdict_rates(
+    replicates: int, seed: int = 0, workers: int = 1, replicate: Replicate | None = None
+) -> Rates:
+    """Every experiment of `replicate` (default: those above), `replicates` times. Replicates
+    are drawn CHUNK at a time, each chunk from its own stream (seed, chunk), so that `workers`
+    processes count what one does."""
+    replicate = replicate or _replicate
+    jobs = [
+        (replicate, min(CHUNK, replicates - start), (seed, start // CHUNK))
+        for start in range(0, replicates, CHUNK)
+    ]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             chunks = list(pool.map(_chunk, *zip(*jobs, strict=True)))
     else:
-        chunks = [_chunk(count, stream) for count, stream in jobs]
+        chunks = [_chunk(*job) for job in jobs]
     rates = Rates(replicates)
     for experiment, verdict in (pair for chunk in chunks for pair in chunk):
         rates.add(experiment, verdict)
@@ -150,9 +161,9 @@ def measured_gap_coverage(replicates: int, seed: int = 0) -> dict[str, float]:
     return {design: count / replicates for design, count in held.items()}
 
 
-def _chunk(count: int, stream: tuple[int, int]) -> list[tuple[str, str]]:
+def _chunk(replicate: Replicate, count: int, stream: tuple[int, int]) -> list[tuple[str, str]]:
     rng = np.random.default_rng(stream)
-    return [pair for _ in range(count) for pair in _replicate(rng)]
+    return [pair for _ in range(count) for pair in replicate(rng)]
 
 
 def _replicate(rng: np.random.Generator) -> list[tuple[str, str]]:

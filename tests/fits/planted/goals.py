@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fits.planted.calibration import GOALS as VERDICT_GOALS
+from fits.planted.sparse import WRONG, WRONG_AT_MOST
 
 __all__ = ["FIGURES_ENV", "GOALS", "REPLICATES", "Scale", "misses"]
 
@@ -30,6 +31,7 @@ REPLICATES = {
     "huber": (100, 10),
     "joint_law": (400, 40),
     "verdict_rates": (300, 8),
+    "sparse_verdicts": (300, 8),
     "orch_next": (60, 4),
 }
 
@@ -89,6 +91,18 @@ def verdict_rates(figures: Figures, smoke: bool) -> list[str]:
     return found
 
 
+def sparse_verdicts(figures: Figures, smoke: bool) -> list[str]:
+    """On a paper reader's sparse designs (`fits.planted.sparse`), at most 5% wrong verdicts for
+    each truth in each design (smoke: 25%, a gross break in a few replicates)."""
+    replicates, counts = figures["replicates"], figures["counts"]
+    most = 0.25 if smoke else WRONG_AT_MOST
+    found = []
+    for name, verdicts in counts.items():
+        truth = name.rsplit(", ", 1)[1]
+        found += _within(f"{name}: {WRONG[truth]}", verdicts.get(WRONG[truth], 0) / replicates, 0.0, most)
+    return found if counts else ["no sparse design was judged"]
+
+
 def orch_next(figures: Figures, smoke: bool) -> list[str]:
     """orch next's median interval width at most 0.8x the uniform grid's and 0.7x random and
     cheapest-first picks', its intervals covering the planted gap (85% at 90% and 95%, at most
@@ -119,6 +133,7 @@ GOALS: dict[str, Check] = {
     "huber": huber,
     "joint_law": joint_law,
     "verdict_rates": verdict_rates,
+    "sparse_verdicts": sparse_verdicts,
     "orch_next": orch_next,
 }
 

@@ -6,6 +6,7 @@ verdicts` prints."""
 import pytest
 
 from fits.planted.calibration import verdict_rates
+from fits.planted.sparse import DESIGNS, TRUTHS, design_name, sparse_rates
 from tests.fits.planted.goals import Scale
 
 
@@ -23,3 +24,19 @@ def test_verdict_rates_meet_their_goals_over_300_replicates(request):
     scale = Scale.of(request.config)
     rates = verdict_rates(scale.replicates("verdict_rates"), seed=0, workers=2)
     scale.check("verdict_rates", {"replicates": rates.replicates, "counts": rates.counts})
+
+
+def test_one_seed_at_one_or_two_sizes_is_never_decided_and_every_design_is_judged():
+    """No law and no SE: nothing measures the noise, so no verdict can be decided."""
+    rates = sparse_rates(2, seed=1)
+    assert set(rates.counts) == {design_name(s, n, truth) for s, n in DESIGNS for truth in TRUTHS}
+    for sizes in (1, 2):
+        for truth in TRUTHS:
+            assert rates.counts[design_name(sizes, 1, truth)] == {"inconclusive": 2}
+
+
+@pytest.mark.slow
+def test_sparse_verdicts_are_seldom_wrong_over_300_replicates(request):
+    scale = Scale.of(request.config)
+    rates = sparse_rates(scale.replicates("sparse_verdicts"), seed=0, workers=2)
+    scale.check("sparse_verdicts", {"replicates": rates.replicates, "counts": rates.counts})
