@@ -8,6 +8,7 @@ import numpy as np
 
 from fits.claims.claim import Claim, Outcome, Verdict
 from fits.curve.curveset import CurveFit, CurveSet, Unfitted
+from foundation.errors import did_you_mean
 from foundation.sizes import format_size
 
 __all__ = [
@@ -104,6 +105,7 @@ def _not_measured(claim: Claim, objective: str, curves: CurveSet) -> str:
         have = sorted({getattr(key, field) for key in mine})
         if wanted is not None and wanted not in have:
             what = field.replace("_", " ")
-            return f"not measured: {what} {wanted} of {objective} (measured: {', '.join(have)})"
+            hint = did_you_mean(wanted, have)
+            return f"not measured: {what} {wanted} of {objective}{hint} (measured: {', '.join(have)})"
         mine = [key for key in mine if wanted is None or getattr(key, field) == wanted]
     return f"not measured: {objective} as the claim states it"

@@ -45,15 +45,14 @@ def sweep_design(
         span = parse_metric(metric.split("/")[0]).metric.range
     except ValueError as error:
         raise InputError(f"--metric {error}") from None
+    given = ClaimSet(load_claims(claims_file), claims_file) if claims_file else None  # its errors name it
     again = "run 'orch sweep FILE' again to record it"
     where = f"sweep {recorded.name} in {recorded.store}"
     try:
         raw = yaml.safe_load(recorded.text)
         if not isinstance(raw, dict):  # a sweep recorded through the API without its text
             raise InputError(f"{where}: no sweep file is recorded with it; {again}")
-        claims = ClaimSet(
-            *((load_claims(claims_file), claims_file) if claims_file else _recorded(raw, recorded, warn))
-        )
+        claims = given if given is not None else ClaimSet(*_recorded(raw, recorded, warn))
         if (imported := imported_design(raw)) is not None:  # runs orch did not train: no recipe, no grid
             points, holdout_above = imported
             return SweepDesign(points, holdout_above, ranges | {metric: span}, imported=True), claims

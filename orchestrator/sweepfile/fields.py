@@ -6,6 +6,7 @@ the message can name the file, the field and the fix.
 
 import difflib
 import math
+import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,8 +34,20 @@ class FieldError(InputError):
         self.message = message
 
 
+def _preview() -> reprlib.Repr:
+    preview = reprlib.Repr()  # keywords arrive in Python 3.12
+    preview.maxlevel, preview.maxlist, preview.maxdict = 2, 4, 4
+    preview.maxstring = preview.maxother = 60
+    return preview
+
+
+_PREVIEW = _preview()
+
+
 def _show(value: Any) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
+    """A bounded preview of a bad value: a field may hold a whole document (or an alias
+    expanding to millions of values), and the error must stay one short line."""
+    return _PREVIEW.repr(value)
 
 
 def read_mapping(value: Any, path: str, known: Sequence[str] | None, required: Sequence[str] = ()) -> dict:

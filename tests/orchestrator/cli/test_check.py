@@ -104,6 +104,7 @@ def test_a_claims_file_mistake_is_one_line_and_writes_nothing(store, tmp_path, c
     before = len(Store.open(store).table_frame("verdicts", "sim"))
     line = one_error_line(orch("--store", store, "check", path))
     assert expected in line and path in line
+    assert "recorded sweep file" not in line and "orch sweep" not in line  # the claims file is at fault
     assert len(Store.open(store).table_frame("verdicts", "sim")) == before
 
 
@@ -120,6 +121,8 @@ def test_a_claim_the_sweep_cannot_speak_to_is_inconclusive_and_the_others_are_ju
         {**ORDER, "id": "on_cka", "metric": "cka"},  # a metric the sweep did not measure
         claim("bad", "order", above="ntp", below="jepa_bad"),  # an objective it did not run
         claim("good_base", "level", objective="jepa_good", model="33M", at="1.16M", at_least=0),
+        {**ORDER, "id": "typo", "reference": "dinp"},  # a reference misspelt
+        {**ORDER, "id": "huge", "model": "bas"},  # a model misspelt
         TRUE_GAP,
     ]
     result = orch("--store", store, "check", write_claims(tmp_path, claims), "--json")
@@ -132,3 +135,5 @@ def test_a_claim_the_sweep_cannot_speak_to_is_inconclusive_and_the_others_are_ju
     assert "not measured: metric cka (measured: mutual_knn@10)" in why["on_cka"]
     assert "not measured: objective jepa_bad" in why["bad"]
     assert "not measured: model 33M of jepa_good (measured: base)" in why["good_base"]
+    assert "not measured: reference dinp of jepa_good (did you mean dino?) (measured: dino)" in why["typo"]
+    assert "not measured: model bas of jepa_good (did you mean base?) (measured: base)" in why["huge"]

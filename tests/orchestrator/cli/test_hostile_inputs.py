@@ -453,6 +453,39 @@ def export_in_an_unknown_format(folder):
     return ["export", "--format", "xml"]
 
 
+# --- files that would make a reader work without bound ----------------------------------------
+
+
+def laughs(levels: int = 9) -> str:
+    """YAML's "billion laughs": a few hundred bytes whose aliases stand for 9**levels values."""
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@case("claims.yaml: refused: its aliases expand to more than")
+def claims_whose_says_is_a_billion_laughs(folder):
+    args = fit(folder)
+    claim = "  - {id: g, kind: gap, faster: jepa_good, slower: ntp, value: 42, tolerance: 2, "
+    (folder / "claims.yaml").write_text(laughs() + "claims:\n" + claim + "source: p, says: *l8}\n")
+    return [*args[:2], "check", "claims.yaml", "sim"]
+
+
+@case("s.yaml: refused: its aliases expand to more than")
+def sweep_whose_grid_holds_a_billion_laughs(folder):
+    files_sweep(folder)
+    raw = (folder / "s.yaml").read_text()
+    (folder / "s.yaml").write_text(laughs() + raw.replace("name: hostile", "name: *l8"))
+    return ["sweep", "s.yaml", "--dry-run"]
+
+
+@case("s.yaml: refused: nested more than 64 levels deep")
+def sweep_nested_a_hundred_thousand_deep(folder):
+    files_sweep(folder)
+    (folder / "s.yaml").write_text("name: " + "[" * 100_000 + "]" * 100_000 + "\n")
+    return ["sweep", "s.yaml", "--dry-run"]
+
+
 # --- stores that are not orch's, or not there -------------------------------------------------
 
 
