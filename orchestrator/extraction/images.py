@@ -11,7 +11,9 @@ from orchestrator.extraction.blocks import block_outputs, blocks_of
 from orchestrator.extraction.manifest import Item
 from orchestrator.extraction.options import Extraction, Options
 
-__all__ = ["image_features", "pixels"]
+__all__ = ["MAX_PIXELS", "image_features", "pixels"]
+
+MAX_PIXELS = 64_000_000  # 8000 x 8000: read from the header, before a byte is decoded
 
 
 def image_features(
@@ -47,6 +49,11 @@ def pixels(item: Item, settings: dict) -> Any:
     size = settings["size"]
     try:
         with Image.open(item.image) as image:
+            if image.width * image.height > MAX_PIXELS:
+                raise InputError(
+                    f"row {item.id!r}: image {item.image} declares {image.width} x {image.height} pixels, "
+                    f"more than the {MAX_PIXELS:,} orch decodes; downscale it or drop the row"
+                )
             image = image.convert("RGB")
             scale = size / min(image.size)
             width, height = max(size, round(image.width * scale)), max(size, round(image.height * scale))
@@ -54,7 +61,7 @@ def pixels(item: Item, settings: dict) -> Any:
             left, top = (width - size) // 2, (height - size) // 2
             image = image.crop((left, top, left + size, top + size))
             array = np.asarray(image, dtype=np.float32) / 255.0
-    except (UnidentifiedImageError, OSError, ValueError) as error:
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as error:
         raise InputError(
             f"row {item.id!r}: image {item.image} does not decode ({error}); fix or drop the row"
         ) from None

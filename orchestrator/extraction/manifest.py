@@ -47,16 +47,30 @@ def _folder_items(folder: Path, side: Side) -> list[Item]:
         raise InputError(f"--data {folder}: holds no {' or '.join(suffixes)} files to read {side} rows from")
     if side == "image":
         return [Item(p.stem, image=p) for p in files]
-    return [Item(p.stem, text=p.read_text(encoding="utf-8").strip()) for p in files]
+    return [Item(p.stem, text=_utf8_text(p)) for p in files]
+
+
+def _utf8_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: not UTF-8 (at byte {error.start}); save it as UTF-8") from None
 
 
 def _manifest_items(path: Path, side: Side) -> list[Item]:
     items, seen = [], set()
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
+    with path.open("rb") as lines:
+        for number, raw in enumerate(lines, start=1):
+            where = f"{path}:{number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(
+                    f"{where}: not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1}); "
+                    "save the manifest as UTF-8"
+                ) from None
             if not line.strip():
                 continue
-            where = f"{path}:{number}"
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:

@@ -3,7 +3,9 @@ through `transformers` (a two-tower model such as CLIP gives the tower of the si
 
 import hashlib
 import json
+import pickle
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,7 @@ def folder_sha256(folder: Path) -> str:
 def load_model(folder: Path, side: str, dtype: str, device_map: str | None, max_memory: str | None) -> Any:
     """The model in eval mode, the tower of `side` where the folder holds two."""
     import torch
+    from safetensors import SafetensorError
     from transformers import AutoModel
     from transformers.utils import logging
 
@@ -64,10 +67,22 @@ def load_model(folder: Path, side: str, dtype: str, device_map: str | None, max_
             gpus = range(torch.cuda.device_count())
             options["max_memory"] = {**{gpu: max_memory for gpu in gpus}, "cpu": "1000GiB"}
     try:
-        model = AutoModel.from_pretrained(folder, **options)
+        with warnings.catch_warnings():  # torch warns on a refused pickle; the refusal is our one line
+            warnings.simplefilter("ignore")
+            model = AutoModel.from_pretrained(folder, **options)
+    except pickle.UnpicklingError:
+        raise InputError(
+            f"--model {folder}: its .bin weights hold Python objects besides tensors, which orch does not "
+            "load (unpickling them could run code); save the model as safetensors "
+            "(save_pretrained(..., safe_serialization=True)) and pass that folder"
+        ) from None
+    except SafetensorError as error:
+        raise InputError(
+            f"--model {folder}: a .safetensors file does not read ({_first_line(error)}); it may be cut "
+            "short: copy the folder again"
+        ) from None
     except (OSError, ValueError, KeyError, ImportError) as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise InputError(f"--model {folder}: transformers cannot load it ({reason})") from None
+        raise InputError(f"--model {folder}: transformers cannot load it ({_first_line(error)})") from None
     tower = getattr(model, TOWERS[side], None)
     return (tower if isinstance(tower, torch.nn.Module) else model).eval()
 
@@ -78,11 +93,15 @@ def load_tokenizer(folder: Path) -> Any:
     try:
         return AutoTokenizer.from_pretrained(folder, local_files_only=True)
     except (OSError, ValueError, KeyError, TypeError) as error:
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(
-            f"--model {folder}: holds no tokenizer transformers can load ({reason}); a vision model is "
-            "read by orch features image"
+            f"--model {folder}: holds no tokenizer transformers can load ({_first_line(error)}); a vision "
+            "model is read by orch features image"
         ) from None
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def image_settings(folder: Path, config: Any) -> dict[str, Any]:

@@ -25,11 +25,17 @@ def sidecar_path(features: Path) -> Path:
 
 
 def check_out(out: Path) -> None:
-    """Refused before any model is loaded: a name that is not .npz, a folder that is not there."""
+    """Refused before any model is loaded: a name that is not .npz, a folder that is not there,
+    or something not a file where either of the two files goes (one would land without the other)."""
     if out.suffix != ".npz":
         raise InputError(f"--out {out}: must end in .npz (one matrix per layer; the sidecar goes beside it)")
     if not out.parent.is_dir():
         raise InputError(f"--out {out}: no folder {out.parent} (make it first)")
+    for target in (out, sidecar_path(out)):
+        if target.exists() and not target.is_file():
+            raise InputError(
+                f"--out {out}: {target} is there and is not a file (move it, or give another --out)"
+            )
 
 
 def write_features(
@@ -62,7 +68,11 @@ def write_features(
             np.savez(handle, **{f"layer_{i:02d}": layer for i, layer in enumerate(found.layers)})
         staged_json.write_text(json.dumps(sidecar, indent=1) + "\n")
         staged_npz.replace(out)
-        staged_json.replace(sidecar_path(out))
+        try:
+            staged_json.replace(sidecar_path(out))
+        except OSError:
+            out.unlink(missing_ok=True)  # never the features without the sidecar that explains them
+            raise
     finally:
         staged_npz.unlink(missing_ok=True)
         staged_json.unlink(missing_ok=True)
@@ -82,7 +92,29 @@ def read_sidecar(features: Path) -> dict[str, Any] | None:
         raise InputError(
             f"{path}: not an orch features sidecar (format {FORMAT}); remake it with orch features"
         )
+    if problem := _malformed(sidecar):
+        raise InputError(f"{path}: {problem}; remake it with orch features")
     return sidecar
+
+
+def _malformed(sidecar: dict[str, Any]) -> str | None:
+    """What of the fields orch reads back is missing or of the wrong shape, else None."""
+    model, rows = sidecar.get("model"), sidecar.get("rows")
+    if sidecar.get("side") not in ("text", "image"):
+        return "side is not 'text' or 'image'"
+    if not isinstance(model, dict) or not all(isinstance(model.get(k), str) for k in ("folder", "sha256")):
+        return "model does not name its folder and sha256"
+    if not isinstance(rows, dict) or not isinstance(count := rows.get("count"), int) or count < 0:
+        return "rows.count is not a count of rows"
+    for key in ("ids", "sha256"):
+        values = rows.get(key)
+        if (
+            not isinstance(values, list)
+            or len(values) != count
+            or not all(isinstance(v, str) for v in values)
+        ):
+            return f"rows.{key} is not a list of {count} strings (rows.count)"
+    return None
 
 
 def _version(name: str) -> str | None:

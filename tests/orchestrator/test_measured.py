@@ -4,6 +4,7 @@ eval set row for row are refused in one line, before anything is scored or store
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +102,23 @@ def test_features_that_do_not_pair_with_the_eval_set_are_refused_in_one_line(wor
         measure_baselines(tmp_path / "bare.npy", spec, None, "ntp")
 
 
+@pytest.mark.parametrize(
+    ("damage", "expected"),
+    [
+        (lambda car: car["rows"]["sha256"].pop(), "rows.sha256 is not a list of 1024 strings (rows.count)"),
+        (lambda car: car.pop("model"), "model does not name its folder and sha256"),
+        (lambda car: car["rows"].update(count="many"), "rows.count is not a count of rows"),
+    ],
+)
+def test_a_damaged_sidecar_is_one_line_naming_its_field(world, tmp_path, damage, expected):
+    (tmp_path / "f.npz").write_bytes((world / "gpt2.npz").read_bytes())
+    sidecar = json.loads((world / "gpt2.json").read_text())
+    damage(sidecar)
+    (tmp_path / "f.json").write_text(json.dumps(sidecar))
+    with pytest.raises(InputError, match=rf"f.json: {re.escape(expected)}; remake it with orch features"):
+        measure_baselines(tmp_path / "f.npz", load_spec(world / "sweep.yaml"), None, "ntp")
+
+
 def test_a_reference_made_from_other_rows_is_refused_by_the_sidecars_ids(tmp_path):
     texts = [f"{w} {v}" for w in models.SENTENCES for v in ("now", "then")]
     data = file_dataset(tmp_path, [(t, t) for t in texts], texts, width=8)
@@ -114,7 +132,12 @@ def test_a_reference_made_from_other_rows_is_refused_by_the_sidecars_ids(tmp_pat
     models.text_model(tmp_path / "gpt2", "gpt2")
     models.features_file(tmp_path / "gpt2", tmp_path / "eval.jsonl", tmp_path / "t.npz")
     ids = [str(i) for i in range(len(texts))]
-    reference = {"format": "orch-features/1", "side": "image", "rows": {"ids": ids[::-1], "sha256": ids}}
+    reference = {
+        "format": "orch-features/1",
+        "side": "image",
+        "model": {"folder": "dinov2", "sha256": "0" * 64},
+        "rows": {"count": len(ids), "ids": ids[::-1], "sha256": ids},
+    }
     (tmp_path / "dino.json").write_text(json.dumps(reference))
     refused = orch("baselines", "measure", "t.npz", "f.yaml", cwd=tmp_path)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr

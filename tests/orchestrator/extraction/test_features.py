@@ -3,6 +3,11 @@ shapes and layers, a row's features independent of its batch and padding, row or
 CLS tokens of vision models, the sidecar, and every bad input in one line."""
 
 import json
+import os
+import pickle
+import shutil
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +139,72 @@ def test_a_manifest_with_a_missing_field_or_an_image_that_does_not_decode_is_one
     broken.write_text('{"id": "x", "image": "broken.png"}\n')
     with pytest.raises(InputError, match=r"row 'x': image .*broken.png does not decode"):
         features(folder, "dinov2", "image", items=read_items(broken, "image"))
+
+
+class Payload:
+    """Unpickled, it would run a shell command: a .bin weights file from a stranger."""
+
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+def test_a_pickled_payload_or_a_cut_safetensors_is_refused_in_one_line(folder, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    planted = tmp_path / "text_planted"
+    shutil.copytree(folder / "text_gpt2", planted)
+    (planted / "model.safetensors").unlink()
+    (planted / "pytorch_model.bin").write_bytes(pickle.dumps({"weight": Payload()}))
+    with pytest.raises(
+        InputError, match=r"text_planted: its .bin weights hold Python objects .* safetensors"
+    ) as refused:
+        features(tmp_path, "planted", "text", items=read_items(folder / "manifest.jsonl", "text"))
+    assert "weights_only" not in str(refused.value) and not (tmp_path / "pwned").exists()
+    cut = tmp_path / "text_cut"
+    shutil.copytree(folder / "text_gpt2", cut)
+    weights = (cut / "model.safetensors").read_bytes()
+    (cut / "model.safetensors").write_bytes(weights[: len(weights) // 2])
+    with pytest.raises(
+        InputError, match=r"text_cut: a .safetensors file does not read .* copy the folder again"
+    ):
+        features(tmp_path, "cut", "text", items=read_items(folder / "manifest.jsonl", "text"))
+
+
+def test_a_manifest_not_in_utf8_or_an_image_declaring_400_megapixels_is_one_line(folder, tmp_path):
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"id": "a", "text": "a dog"}\n{"id": "b", "text": "r\xe9d"}\n')
+    with pytest.raises(InputError, match=r"latin.jsonl:2: not UTF-8 \(byte 0xe9 at column 23\)"):
+        read_items(latin, "text")
+    (tmp_path / "huge.png").write_bytes(png_header(20_000, 20_000))
+    (tmp_path / "large.png").write_bytes(png_header(9_000, 9_000))
+    for name in ("huge", "large"):
+        manifest = tmp_path / f"{name}.jsonl"
+        manifest.write_text(f'{{"id": "x", "image": "{name}.png"}}\n')
+        with pytest.raises(InputError, match=rf"row 'x': image .*{name}.png"):
+            features(folder, "dinov2", "image", items=read_items(manifest, "image"))
+
+
+def png_header(width: int, height: int) -> bytes:
+    """A PNG whose header declares width x height pixels, with almost no data behind it."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\0" * 16))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_a_folder_where_the_sidecar_goes_is_refused_before_either_file_is_written(folder, tmp_path):
+    (tmp_path / "text.json").mkdir()
+    args = ["--model", str(folder / "text_gpt2"), "--data", str(folder / "manifest.jsonl")]
+    refused = orch("features", "text", *args, "--out", "text.npz", cwd=tmp_path)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "text.json is there and is not a file" in refused.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["text.json"]
 
 
 def test_the_commands_write_features_a_sidecar_and_score_them(folder, tmp_path):
