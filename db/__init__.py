@@ -19,13 +19,14 @@ from db.rows import (
     checked,
     columns,
 )
-from db.schema import SCHEMA_VERSION, WIDTHS
+from db.schema import SCHEMA_VERSION, TRAIN_LOSS, WIDTHS
 from db.status import FINISHED, TrialStatus
 from db.store import Store
 
 __all__ = [
     "FINISHED",
     "SCHEMA_VERSION",
+    "TRAIN_LOSS",
     "WIDTHS",
     "BaselineRow",
     "CheckpointReport",

@@ -67,7 +67,7 @@ def finished_training(objectives: Sequence[str]) -> Select:
     return query.where(
         t.c.status == TrialStatus.DONE.value,
         t.c.objective.in_(objectives),
-        m.c.metric == "train_loss",
+        m.c.metric == schema.TRAIN_LOSS,
         m.c.samples_seen == t.c.budget_samples,
     )
 

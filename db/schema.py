@@ -20,6 +20,7 @@ from db.status import TrialStatus
 __all__ = [
     "MEASUREMENT_NOISE",
     "SCHEMA_VERSION",
+    "TRAIN_LOSS",
     "WIDTHS",
     "baselines",
     "fits",
@@ -38,6 +39,7 @@ SCHEMA_VERSION = 9
 # Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
+TRAIN_LOSS = "train_loss"  # a trial's training-loss rows: no reference, eval set "train"
 # The width of each kind of name, the same in every table that stores it.
 WIDTHS = {"key": 64, "sweep": 200, "objective": 64, "model": 128, "metric": 64, "reference": 128}
 WIDTHS |= {"eval_set": 128, "status": 16, "law": 32, "host": 255, "device": 64, "axis": 16}

@@ -13,6 +13,7 @@ from orchestrator.errors import InputError
 from orchestrator.sweepfile import DEFAULT_STORE
 
 __all__ = [
+    "FiniteRange",
     "SizeParam",
     "claims_targets",
     "emit_json",
@@ -103,6 +104,17 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(item) for item in value]
     return value
+
+
+class FiniteRange(click.FloatRange):
+    """click's FloatRange, without NaN and the infinities: NaN passes every comparison a range
+    makes, and a NaN budget or timeout would be taken without a word."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 class SizeParam(click.ParamType):

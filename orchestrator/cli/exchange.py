@@ -70,6 +70,8 @@ def import_runs(
         raise InputError(
             f"sweep {sweep_name} in {store.url} was run by orch sweep: import under another --sweep"
         )
+    if found is not None and (changed := runs.changed(store.measurements_frame(sweep_name), Path(file))):
+        raise InputError(f"{changed}; nothing was imported: import the new file under another --sweep")
     keys = [trial.key for trial in runs.trials]
     with store.batch():  # the sweep, its trials and every row land together, or nothing does
         store.record_sweep(

@@ -12,7 +12,15 @@ import click
 from foundation.errors import did_you_mean
 from foundation.sizes import format_size
 from orchestrator.cli.check import DEFAULT_METRIC, claim_runs, claims_and_sweep
-from orchestrator.cli.common import claims_targets, emit_json, json_option, open_sweep, say, store_option
+from orchestrator.cli.common import (
+    FiniteRange,
+    claims_targets,
+    emit_json,
+    json_option,
+    open_sweep,
+    say,
+    store_option,
+)
 from orchestrator.cli.group import cli
 from orchestrator.cli.results import sweep_design
 from orchestrator.errors import InputError
@@ -29,14 +37,16 @@ SHOWN = 10  # candidates listed per plan
 )
 @click.option(
     "--budget",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteRange(min=0, min_open=True),
     default=None,
     help="FLOPs to spend on the picks (with --runs: at most that many runs within it).",
 )
 @click.option(
     "--runs", type=click.IntRange(min=1), default=None, help="Runs to pick (default 4, without --budget)."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="The simulated outcomes' seed.")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="The simulated outcomes' seed."
+)
 @click.option(
     "--write",
     "write_to",

@@ -11,7 +11,15 @@ import click
 from db import mask_url
 from fits.report.text import render_table
 from foundation.sizes import format_size
-from orchestrator.cli.common import emit_json, json_option, open_store, store_exists, store_option, store_url
+from orchestrator.cli.common import (
+    FiniteRange,
+    emit_json,
+    json_option,
+    open_store,
+    store_exists,
+    store_option,
+    store_url,
+)
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
 from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
@@ -22,7 +30,7 @@ T = TypeVar("T")
 
 def seconds_option(name: str, default: float, low: float, help: str) -> Callable[[T], T]:
     """A duration option: seconds from `low` up, its default shown."""
-    return click.option(name, type=click.FloatRange(min=low), default=default, show_default=True, help=help)
+    return click.option(name, type=FiniteRange(min=low), default=default, show_default=True, help=help)
 
 
 @cli.command()
@@ -36,14 +44,14 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
 )
 @click.option(
     "--peak-tflops",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteRange(min=0, min_open=True),
     default=989.0,
     show_default=True,
     help="With --dry-run: a GPU's dense bf16 peak (H100/H200: 989; A100: 312).",
 )
 @click.option(
     "--mfu",
-    type=click.FloatRange(min=0, max=1, min_open=True),
+    type=FiniteRange(min=0, max=1, min_open=True),
     default=0.40,
     show_default=True,
     help="With --dry-run: the fraction of the peak a training step reaches.",
@@ -56,7 +64,7 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
 @click.option("--num-cpus", type=click.IntRange(min=1), default=None, help="CPUs for local Ray.")
 @click.option(
     "--num-gpus",
-    type=click.FloatRange(min=0),
+    type=FiniteRange(min=0),
     default=None,
     help="GPUs local Ray offers (default: those it detects); fractional `resources` pack trials on one.",
 )

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from db import CheckpointReport, Measurement, TrialStatus
+from db import TRAIN_LOSS, CheckpointReport, Measurement, TrialStatus
 from orchestrator.data.sources import open_trial_data
 from orchestrator.data.stream import TrialData
 from orchestrator.data.tokenizer import PAD
@@ -264,7 +264,7 @@ def _checkpoint(
         )
         scored = scorer.score(layers, retrieval_layers)
     if mean_loss is not None and math.isfinite(mean_loss):
-        scored.append(Score("train_loss", "", mean_loss))
+        scored.append(Score(TRAIN_LOSS, "", mean_loss))
     rows = _rows(config, state, eval_set.name, scored)
     _advance(state)
     status = TrialStatus.COLLAPSED if reason is not None else TrialStatus.RUNNING
@@ -300,7 +300,7 @@ def _rows(
             samples_seen=state.samples_seen,
             metric=score.metric,
             reference=score.reference,
-            eval_set="train" if score.metric == "train_loss" else eval_set,
+            eval_set="train" if score.metric == TRAIN_LOSS else eval_set,
             value=float(score.value),
             step=state.step,
             flops=state.flops,

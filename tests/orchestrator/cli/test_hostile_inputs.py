@@ -453,6 +453,21 @@ def export_in_an_unknown_format(folder):
     return ["export", "--format", "xml"]
 
 
+@case("Invalid value for '--budget': 'nan' is not a finite number")
+def next_with_a_budget_of_nan(folder):
+    return [*fit(folder)[:2], "next", "--budget", "nan"]
+
+
+@case("Invalid value for '--seed': -5 is not in the range x>=0")
+def next_with_a_negative_seed(folder):
+    return [*fit(folder)[:2], "next", "--seed", "-5"]
+
+
+@case("Invalid value for '--connect-timeout': 'nan' is not a finite number")
+def sweep_connect_timeout_nan(folder):
+    return [*files_sweep(folder), "--connect-timeout", "nan"]
+
+
 # --- files that would make a reader work without bound ----------------------------------------
 
 

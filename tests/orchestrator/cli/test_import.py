@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from db import Store
+from db import TRAIN_LOSS, Store
 from fits.curve.laws import saturating
 from orchestrator.imports import COLUMNS
 from tests.cli import ROOT, one_error_line, orch
+from tests.rows import measurement
 from tests.stores import simulated_store
 
 PAPER_SIZES = ["145K", "506K", "1.77M", "6.18M", "21.6M", "75M", "260M", "900M"]
@@ -82,12 +83,28 @@ def test_the_preprints_claims_on_imported_planted_curves_get_a_verdict_each(tmp_
     assert all(f"<td>{claim}</td>" in page for claim in verdicts)
 
 
-def test_an_exported_sweep_imports_back_to_the_same_fits(tmp_path):
+def test_an_exported_sweep_imports_back_to_the_same_measurements_and_fits(tmp_path):
     url = f"sqlite:///{tmp_path / 'o.db'}"
-    simulated_store(url).close()
+    store = simulated_store(url)
+    trial = store.trials_frame("sim").key.iloc[0]
+    loss = {"metric": TRAIN_LOSS, "reference": "", "eval_set": "train", "value": 5.5, "se": None}
+    store.write_measurements(
+        [measurement(trial, 64_000, **loss)]
+    )  # a trial's training loss, as sweeps log it
+    store.close()
     assert orch("--store", url, "export", "--out", str(tmp_path / "x")).returncode == 0
     csv = str(tmp_path / "x" / "measurements.csv")
-    assert orch("--store", url, "import", csv, "--sweep", "again").returncode == 0
+    imported = orch("--store", url, "import", csv, "--sweep", "again")
+    assert imported.returncode == 0, imported.stderr
+    assert orch("--store", url, "export", "again", "--out", str(tmp_path / "y")).returncode == 0
+    cell = ["objective", "model", "data_size", "seed", "samples_seen", "metric", "reference", "eval_set"]
+    numbers = ["value", "step", "flops", "wall_s", "se", "null_mean", "null_p95", "chance"]
+    before, after = (
+        pd.read_csv(tmp_path / folder / "measurements.csv").sort_values(cell).reset_index(drop=True)
+        for folder in ("x", "y")
+    )
+    assert (before.metric == TRAIN_LOSS).sum() == 1
+    pd.testing.assert_frame_equal(before[cell + numbers], after[cell + numbers])
     fits = {}
     for sweep in ("sim", "again"):
         result = orch("--store", url, "fit", sweep, "--json", "--out", str(tmp_path / "r"))
@@ -108,6 +125,10 @@ def test_an_exported_sweep_imports_back_to_the_same_fits(tmp_path):
         ({"value": "nan"}, "row 3: value 'nan' is not a finite number"),
         ({"metric": "mutual_knn@"}, "row 3: metric 'mutual_knn@'"),
         ({"objective": ""}, "row 3: objective is empty"),
+        ({"seed": "1e300"}, "row 3: seed '1e300' is not a whole number from 0 to 2147483647"),
+        ({"model": "base\x07"}, "row 3: model holds a control character (U+0007)"),
+        ({"flops": "nan"}, "row 3: flops 'nan' is not a finite non-negative number"),
+        ({"data_size": "1e30"}, "row 3: data_size '1e30' is not a sample count"),
     ],
 )
 def test_a_bad_row_is_named_and_nothing_is_imported(tmp_path, row, expected):
@@ -128,3 +149,19 @@ def test_a_sweep_orch_ran_is_not_overwritten_by_an_import(tmp_path):
     line = one_error_line(orch("--store", url, "import", logs, "--sweep", "sim"))
     assert "sweep sim in" in line and "was run by orch sweep: import under another --sweep" in line
     assert len(Store.open(url).trials_frame("sim")) == 48
+
+
+def test_a_changed_file_under_an_imported_sweep_is_refused_naming_its_rows(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    logs = tmp_path / "logs.csv"
+    paper_curves(logs)
+    assert orch("--store", url, "import", str(logs), "--sweep", "paper").returncode == 0
+    recorded = Store.open(url).find_sweep("paper").spec_text
+    frame = pd.read_csv(logs)
+    frame.assign(value=frame.value.where(frame.index != 4, 0.5)).to_csv(logs, index=False)
+    line = one_error_line(orch("--store", url, "import", str(logs), "--sweep", "paper"))
+    assert "logs.csv: 1 row(s) change values already imported (row 6: stored" in line and "file 0.5)" in line
+    assert Store.open(url).find_sweep("paper").spec_text == recorded  # the record names the file it holds
+    pd.concat([frame, frame.iloc[[4]].assign(seed=7, value=0.5)]).to_csv(logs, index=False)  # a run added
+    added = orch("--store", url, "import", str(logs), "--sweep", "paper")
+    assert added.returncode == 0 and "1 of 145 trials and 1 of 145 rows added" in added.stderr, added.stderr
