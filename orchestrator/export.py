@@ -18,8 +18,9 @@ from sqlalchemy import Float, Integer
 
 from db import Store, queries
 
-__all__ = ["ExportTable", "export_tables", "write_csv", "write_parquet"]
+__all__ = ["FORMULA_STARTS", "ExportTable", "export_tables", "neutralised", "write_csv", "write_parquet"]
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # OWASP: what a spreadsheet may run as a formula
 LISTS = ("flags", "reasons")  # JSON list columns of the store
 CURVE = ("objective", "model", "metric", "reference", "eval_set")
 LAW_COLUMNS = {  # the laws table: column -> kind
@@ -97,15 +98,24 @@ def _laws(fits: pd.DataFrame) -> pd.DataFrame:
 
 def write_csv(table: ExportTable, path: Path) -> int:
     """The chunks one after another under one header (lists as the store's JSON); the number of
-    rows written."""
+    rows written. A text cell a spreadsheet would run as a formula is neutralised as OWASP's
+    CSV-injection guidance says: a quote goes before it (`orch import` takes it off again)."""
+    texts = [name for name, kind in table.columns.items() if kind in ("text", "list")]
     rows = 0
     with path.open("w", newline="") as handle:
         for chunk in table.chunks:
+            for name in texts:
+                chunk[name] = [neutralised(cell) for cell in chunk[name]]
             chunk.to_csv(handle, index=False, header=rows == 0)
             rows += len(chunk)
         if rows == 0:
             handle.write(",".join(table.columns) + "\n")
     return rows
+
+
+def neutralised(cell: Any) -> Any:
+    """A text cell with a quote before a formula's first character, else the cell as it is."""
+    return f"'{cell}" if isinstance(cell, str) and cell.startswith(FORMULA_STARTS) else cell
 
 
 def write_parquet(table: ExportTable, path: Path) -> int:

@@ -19,6 +19,7 @@ from db import TRAIN_LOSS, Measurement, TrialRow, TrialStatus
 from fits.curve.settings import Points
 from foundation.sizes import SizeError, format_size, parse_size
 from orchestrator.errors import InputError
+from orchestrator.export import FORMULA_STARTS
 from orchestrator.sweepfile.catalog import parse_metric
 from orchestrator.sweepfile.imported import imported_record
 
@@ -134,6 +135,8 @@ def _read_frame(path: Path) -> Any:
 
 def _text(raw: dict, column: str, widths: Mapping[str, int]) -> str:
     value = str(raw[column]).strip()
+    if value.startswith("'") and value[1:].startswith(FORMULA_STARTS):
+        value = value[1:]  # `orch export` neutralised it for spreadsheets
     if not value or value == "nan":
         raise ValueError(f"{column} is empty")
     if control := next((char for char in value if ord(char) < 32 or ord(char) == 127), None):

@@ -165,3 +165,21 @@ def test_a_changed_file_under_an_imported_sweep_is_refused_naming_its_rows(tmp_p
     pd.concat([frame, frame.iloc[[4]].assign(seed=7, value=0.5)]).to_csv(logs, index=False)  # a run added
     added = orch("--store", url, "import", str(logs), "--sweep", "paper")
     assert added.returncode == 0 and "1 of 145 trials and 1 of 145 rows added" in added.stderr, added.stderr
+
+
+def test_export_neutralises_formulas_and_import_takes_the_quote_off_again(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    formula = '=HYPERLINK("http://evil.example","open")'
+    row = {"objective": "ntp", "model": formula, "data_size": "1M", "seed": "0", "samples_seen": "1M"}
+    row |= {"metric": "mutual_knn@10", "reference": "@dino", "eval_set": "-wit", "value": "-0.1"}
+    pd.DataFrame([row]).to_csv(tmp_path / "runs.csv", index=False)
+    assert orch("--store", url, "import", str(tmp_path / "runs.csv"), "--sweep", "s").returncode == 0
+    assert orch("--store", url, "export", "s", "--out", str(tmp_path / "x")).returncode == 0
+    exported = pd.read_csv(tmp_path / "x" / "measurements.csv", dtype=str).iloc[0]
+    assert (exported.model, exported.reference, exported.eval_set) == (f"'{formula}", "'@dino", "'-wit")
+    assert exported.value == "-0.1"  # numbers stay numbers
+    assert (
+        orch("--store", url, "import", str(tmp_path / "x" / "measurements.csv"), "--sweep", "t").returncode
+        == 0
+    )
+    assert set(Store.open(url).measurements_frame("t").model) == {formula}
