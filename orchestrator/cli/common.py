@@ -74,7 +74,8 @@ def open_store(url: str, create: bool = False, upgrade: bool = False) -> Any:
 
 
 def open_sweep(ctx: click.Context, name: str | None) -> tuple[Any, str]:
-    """(store, sweep name) for a command that reads results: the named sweep, else the newest."""
+    """(store, sweep name) for a command that reads results: the named sweep, else the newest,
+    said on stderr where the store holds several."""
     from db import mask_url
 
     url = store_url(ctx)
@@ -88,6 +89,8 @@ def open_sweep(ctx: click.Context, name: str | None) -> tuple[Any, str]:
         raise InputError(
             f"sweep {name!r} is not in {store.url}{did_you_mean(name, names)} (sweeps: {', '.join(names)})"
         )
+    if name is None and len(names) > 1:  # said first: which of several the command reads
+        say(f"sweep {names[-1]}: the newest of {len(names)} in {store.url} (name one: {', '.join(names)})")
     return store, name or names[-1]
 
 

@@ -183,3 +183,17 @@ def test_export_neutralises_formulas_and_import_takes_the_quote_off_again(tmp_pa
         == 0
     )
     assert set(Store.open(url).measurements_frame("t").model) == {formula}
+
+
+def test_a_command_reading_the_newest_of_several_sweeps_names_it_first(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    assert (
+        orch("--store", url, "import", paper_curves(tmp_path / "logs.csv"), "--sweep", "paper").returncode
+        == 0
+    )
+    for command in (["check"], ["fit", "--out", str(tmp_path / "r")], ["next"], ["export", "--out", "x"]):
+        result = orch("--store", url, *command, cwd=tmp_path)
+        first = result.stderr.splitlines()[0]
+        assert first == f"orch: sweep paper: the newest of 2 in {url} (name one: sim, paper)", result.stderr
+    assert "the newest" not in orch("--store", url, "check", "sim").stderr
