@@ -22,6 +22,7 @@ from db.waits import NOTICE_S, Notify, busy_notice, lock_wait_s
 __all__ = ["ORCH_TABLES", "ForeignStore", "Survey", "survey_connection", "survey_sqlite"]
 
 ORCH_TABLES = frozenset(schema.metadata.tables)
+META_COLUMNS = {"key", "value"}  # orch_meta's, as orch makes it
 SHOWN = 8  # foreign tables named in a refusal; the rest are counted
 
 
@@ -49,9 +50,10 @@ class Survey:
                 "a database or file of its own"
             )
         if self.version is None or not self.version.strip().isdigit():
+            found = "none" if self.version is None else repr(self.version)
             raise ForeignStore(
                 f"store {url}: orch_meta holds no schema version orch could have written "
-                f"({self.version!r}); nothing was written: give orch a database or file of its own"
+                f"({found}); nothing was written: give orch a database or file of its own"
             )
         return int(self.version)
 
@@ -85,7 +87,8 @@ def _read_tables(path: Path) -> Survey:
         names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         names = {name for name in names if not name.startswith("sqlite_")}
         version = None
-        if "orch_meta" in names:
+        columns = {row[1] for row in db.execute("PRAGMA table_info(orch_meta)")}
+        if columns >= META_COLUMNS:  # an orch_meta of another shape is somebody else's: no version
             found = db.execute("SELECT value FROM orch_meta WHERE key = 'schema'").fetchone()
             version = None if found is None else str(found[0])
     return Survey(frozenset(names), version)
@@ -101,9 +104,10 @@ def _reason(error: sqlite3.OperationalError, waited: float) -> str:
 def survey_connection(connection: Connection) -> Survey:
     """The tables of the connection's schema and orch_meta's version (Postgres, or a SQLite file
     already known to be orch's)."""
-    names = frozenset(inspect(connection).get_table_names())
+    inspector = inspect(connection)
+    names = frozenset(inspector.get_table_names())
     version = None
-    if "orch_meta" in names:
+    if "orch_meta" in names and {c["name"] for c in inspector.get_columns("orch_meta")} >= META_COLUMNS:
         found = connection.execute(
             select(schema.orch_meta.c.value).where(schema.orch_meta.c.key == "schema")
         ).first()

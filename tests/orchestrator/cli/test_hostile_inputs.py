@@ -553,6 +553,14 @@ def store_whose_schema_version_is_not_a_number(folder):
     return ["--store", url, "status"]
 
 
+@case("orch_meta holds no schema version orch could have written (none)")
+def store_whose_orch_meta_is_somebody_elses(folder):
+    with closing(sqlite3.connect(folder / "theirs.db")) as connection:
+        connection.execute("CREATE TABLE orch_meta (name TEXT, setting TEXT)")
+        connection.commit()
+    return ["--store", f"sqlite:///{folder / 'theirs.db'}", "status"]
+
+
 @case("does not exist (run 'orch sweep FILE' first)")
 def status_of_a_store_that_does_not_exist(folder):
     return ["--store", f"sqlite:///{folder / 'nowhere' / 'orch.db'}", "status"]
