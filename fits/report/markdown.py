@@ -1,6 +1,7 @@
 """`report.md`: the claims' verdicts and the gaps, the plots, then the rest of the fit report's
 tables (`tables`), and the calibration line the text, markdown and HTML reports share."""
 
+from html import escape
 from pathlib import Path
 
 from fits.curve.ensemble import UNBOUNDED_REACH
@@ -35,15 +36,21 @@ def calibration_line(run: FitRun) -> str | None:
     return "Calibration, the weaker first: " + "; ".join(parts)
 
 
+def _inline(text: str) -> str:
+    """Text from the store or a claims file as Markdown shows it, never as markup: HTML escaped
+    as report.html escapes it, a cell's '|' and line breaks kept inside the cell."""
+    return escape(text, quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
 def _markdown_table(headers: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(_inline(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_inline(cell(v)) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
 def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
     lines = [
-        f"# Scaling fits: {run.sweep}",
+        f"# Scaling fits: {_inline(run.sweep)}",
         "",
         f"Store: `{run.store}`. Metric: `{run.options.metric}`. Points: {run.options.design}; "
         f"bands are {LEVEL:.0%}, "
@@ -57,15 +64,15 @@ def write_markdown(run: FitRun, out: Path, plots: list[Path]) -> Path:
     found.pop("summary", None)  # the CLI's short view of the fits table below
     first = [found.pop(name) for name in ("verdicts", "next", "gaps") if name in found]  # claims open it
     for table in first:
-        lines += [f"## {table.title}", "", _markdown_table(table.headers, table.rows), ""]
+        lines += [f"## {_inline(table.title)}", "", _markdown_table(table.headers, table.rows), ""]
     lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots if p.suffix == ".png"] + [""]
     for table in found.values():
-        lines += [f"## {table.title}", "", _markdown_table(table.headers, table.rows), ""]
+        lines += [f"## {_inline(table.title)}", "", _markdown_table(table.headers, table.rows), ""]
     if line := calibration_line(run):
         lines += [line, ""]
     lines += ["", "## lmfit: the heaviest law of each curve", ""]
     for name, report in lmfit_reports(run):
-        lines += [f"### {name}", "", "```text", report, "```", ""]
+        lines += [f"### {_inline(name)}", "", "~~~~text", report, "~~~~", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -137,3 +137,16 @@ def test_a_claim_the_sweep_cannot_speak_to_is_inconclusive_and_the_others_are_ju
     assert "not measured: model 33M of jepa_good (measured: base)" in why["good_base"]
     assert "not measured: reference dinp of jepa_good (did you mean dino?) (measured: dino)" in why["typo"]
     assert "not measured: model bas of jepa_good (did you mean base?) (measured: base)" in why["huge"]
+
+
+def test_markup_in_a_claim_is_text_in_report_md_as_in_report_html(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    says = '<img src=x onerror="alert(1)"> a | b'
+    simulated_store(url, claims=[{**TRUE_GAP, "says": says, "source": "<b>paper</b>"}]).close()
+    assert orch("--store", url, "fit", "--out", str(tmp_path / "r")).returncode == 0
+    markdown = (tmp_path / "r" / "sim" / "latest" / "report.md").read_text()
+    page = (tmp_path / "r" / "sim" / "latest" / "report.html").read_text()
+    for report in (markdown, page):
+        assert "<img" not in report and "<b>paper" not in report
+        assert "&lt;img src=x onerror=" in report and "&lt;b&gt;paper&lt;/b&gt;" in report
+    assert "a \\| b" in markdown  # a bar inside a cell stays inside it
