@@ -1,12 +1,13 @@
 """SIGTERM handled like Ctrl-C, and the few steps a signal may not cut in two.
 
-A command that writes (a sweep, a fit run and its report, an export) turns SIGTERM into a
-KeyboardInterrupt, so that `kill PID` and Ctrl-C both unwind through its cleanup and end in exit
+Every command turns SIGTERM into a KeyboardInterrupt (the group's `main`, before a command's
+heavy imports), so that `kill PID` and Ctrl-C both unwind through its cleanup and end in exit
 130. Its last step (rename the report into place, commit the rows) runs with both signals held
 back: an interrupt then lands after the step, never inside it.
 """
 
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,7 +27,11 @@ def raise_interrupt(signum: int, frame: Any) -> None:
 
 @contextmanager
 def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt inside the block (the handler before is put back)."""
+    """SIGTERM raises KeyboardInterrupt inside the block (the handler before is put back); off
+    the main thread, where no handler can be set, the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     previous = signal.signal(signal.SIGTERM, raise_interrupt)
     try:
         yield

@@ -1,6 +1,7 @@
 """`report.md`: the claims' verdicts and the gaps, the plots, then the rest of the fit report's
 tables (`tables`), and the calibration line the text, markdown and HTML reports share."""
 
+import re
 from html import escape
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from fits.report.text import cell
 from fits.run.results import FitRun
 
 __all__ = ["calibration_line", "write_markdown"]
+
+MARKUP = re.compile(r"<(?=[A-Za-z/!?])|&(?=[A-Za-z#])")  # what opens a tag, a comment or an entity
 
 
 def calibration_line(run: FitRun) -> str | None:
@@ -37,9 +40,11 @@ def calibration_line(run: FitRun) -> str | None:
 
 
 def _inline(text: str) -> str:
-    """Text from the store or a claims file as Markdown shows it, never as markup: HTML escaped
-    as report.html escapes it, a cell's '|' and line breaks kept inside the cell."""
-    return escape(text, quote=False).replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    """Text from the store or a claims file as Markdown shows it, never as markup: a '<' that
+    could open a tag and a '&' that could open an entity are escaped (a '<=' reads as written),
+    a cell's '|' and line breaks stay inside the cell."""
+    text = MARKUP.sub(lambda found: escape(found.group(0)), text)
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def _markdown_table(headers: list[str], rows: list[list]) -> str:

@@ -21,7 +21,6 @@ from orchestrator.cli.common import (
 from orchestrator.cli.group import cli
 from orchestrator.cli.results import fit_text, sweep_design, verdicts_text
 from orchestrator.errors import InputError
-from orchestrator.interrupts import sigterm_interrupts
 
 __all__ = ["check"]
 
@@ -101,8 +100,7 @@ def claim_runs(
             f"(orch {command} CLAIMS.yaml {sweep_name}), "
             "or name one in the sweep file (claims: FILE)"
         )
-    with sigterm_interrupts():
-        return check_claims(store, sweep_name, FitOptions(**options), design, claims)
+    return check_claims(store, sweep_name, FitOptions(**options), design, claims)
 
 
 def claims_and_sweep(targets: tuple[str, ...], command: str) -> tuple[str | None, str | None]:

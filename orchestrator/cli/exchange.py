@@ -18,7 +18,7 @@ from orchestrator.cli.common import (
 )
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError, OrchError
-from orchestrator.interrupts import held_signals, sigterm_interrupts
+from orchestrator.interrupts import held_signals
 
 
 @cli.command("import")
@@ -115,22 +115,21 @@ def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) 
         raise InputError(f"--out {out_dir}: cannot make the folder ({error.strerror or error})") from None
     write = write_csv if kind == "csv" else write_parquet
     staged: dict[Path, Path] = {}  # the final file -> its partial
-    with sigterm_interrupts():
-        try:
-            for table in export_tables(store, sweep_name):
-                path = folder / f"{table.name}.{kind}"
-                staged[path] = path.with_name(f".{path.name}.partial")
-                rows = write(table, staged[path])
-                click.echo(f"{path}: {rows} rows", err=True)
-            with held_signals():  # every table lands, or none: never a half-written file or set
-                for path, partial in staged.items():
-                    partial.replace(path)
-        except BaseException as error:
-            for partial in staged.values():
-                partial.unlink(missing_ok=True)
-            unmake(made)
-            if isinstance(error, OSError):  # the disk filled up, the folder went away
-                raise OrchError(
-                    f"export to {folder} failed ({error.strerror or error}); nothing was written"
-                ) from None
-            raise
+    try:
+        for table in export_tables(store, sweep_name):
+            path = folder / f"{table.name}.{kind}"
+            staged[path] = path.with_name(f".{path.name}.partial")
+            rows = write(table, staged[path])
+            click.echo(f"{path}: {rows} rows", err=True)
+        with held_signals():  # every table lands, or none: never a half-written file or set
+            for path, partial in staged.items():
+                partial.replace(path)
+    except BaseException as error:
+        for partial in staged.values():
+            partial.unlink(missing_ok=True)
+        unmake(made)
+        if isinstance(error, OSError):  # the disk filled up, the folder went away
+            raise OrchError(
+                f"export to {folder} failed ({error.strerror or error}); nothing was written"
+            ) from None
+        raise

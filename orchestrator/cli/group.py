@@ -9,6 +9,7 @@ import click
 
 from orchestrator import __version__
 from orchestrator.errors import InputError, OrchError
+from orchestrator.interrupts import sigterm_interrupts
 
 __all__ = ["EXIT_FAILURE", "EXIT_INPUT", "EXIT_INTERRUPTED", "OrchGroup", "cli"]
 
@@ -28,7 +29,8 @@ class OrchGroup(click.Group):
         **extra: Any,
     ) -> Any:
         try:
-            code = super().main(args, prog_name or "orch", complete_var, standalone_mode=False, **extra)
+            with sigterm_interrupts():  # `kill PID` is Ctrl-C in every command: exit 130, cleaned up
+                code = super().main(args, prog_name or "orch", complete_var, standalone_mode=False, **extra)
         except (click.ClickException, click.exceptions.Abort, KeyboardInterrupt, OrchError) as error:
             code = _said(error)
         if not standalone_mode:

@@ -21,7 +21,7 @@ from orchestrator.cli.common import (
 )
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
-from orchestrator.interrupts import held_signals, sigterm_interrupts
+from orchestrator.interrupts import held_signals
 
 
 @cli.command()
@@ -124,24 +124,23 @@ def _fit(ctx: click.Context, sweep_name: str | None, out_dir: str, **options: An
     except OSError as error:
         raise InputError(f"--out {out_dir}: cannot write a report in {folder} ({_why(error)})") from None
     chosen = FitOptions(**options)
-    with sigterm_interrupts():
-        try:
-            run = run_fit(store, sweep_name, chosen, *sweep_design(store, sweep_name, chosen.metric))
-            for warning in run.warnings:
-                click.echo(f"orch: warning: {warning}", err=True)
-            staged = stage_report(run, folder)
-        except BaseException:
-            unmake(made)  # a bad option or an interrupt leaves no folder behind
-            raise
-        try:
-            with held_signals():
-                page = staged.place()
-                save_fit_run(store, run)
-                staged.point_latest()
-        except BaseException:
-            staged.discard()
-            unmake(made)
-            raise
+    try:
+        run = run_fit(store, sweep_name, chosen, *sweep_design(store, sweep_name, chosen.metric))
+        for warning in run.warnings:
+            click.echo(f"orch: warning: {warning}", err=True)
+        staged = stage_report(run, folder)
+    except BaseException:
+        unmake(made)  # a bad option or an interrupt leaves no folder behind
+        raise
+    try:
+        with held_signals():
+            page = staged.place()
+            save_fit_run(store, run)
+            staged.point_latest()
+    except BaseException:
+        staged.discard()
+        unmake(made)
+        raise
     return run, page
 
 
