@@ -11,6 +11,7 @@ from orchestrator.cli.common import (
     say,
 )
 from orchestrator.cli.group import cli
+from orchestrator.cli.heartbeat import working
 from orchestrator.errors import InputError
 
 
@@ -32,6 +33,7 @@ from orchestrator.errors import InputError
 )
 @json_option
 @click.pass_context
+@working
 def align(
     ctx: click.Context,
     features_a: str,

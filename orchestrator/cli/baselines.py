@@ -17,6 +17,7 @@ from orchestrator.cli.common import (
     store_url,
 )
 from orchestrator.cli.group import cli
+from orchestrator.cli.heartbeat import working
 from orchestrator.errors import InputError
 
 
@@ -50,6 +51,7 @@ def baselines_import(ctx: click.Context, csv_file: str) -> None:
 @click.option("--objective", default="pretrained", show_default=True, help="What it was trained for.")
 @store_option
 @click.pass_context
+@working
 def baselines_measure(
     ctx: click.Context, features_file: str, sweep_file: str, name: str | None, objective: str
 ) -> None:

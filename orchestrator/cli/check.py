@@ -19,6 +19,7 @@ from orchestrator.cli.common import (
     store_option,
 )
 from orchestrator.cli.group import cli
+from orchestrator.cli.heartbeat import doing, working
 from orchestrator.cli.results import fit_text, sweep_design, verdicts_text
 from orchestrator.errors import InputError
 
@@ -35,6 +36,7 @@ EXIT_CONTRADICTED = 3  # `--strict`: a pipeline stops on a contradicted claim
 @json_option
 @store_option
 @click.pass_context
+@working
 def check(
     ctx: click.Context,
     targets: tuple[str, ...],
@@ -59,6 +61,7 @@ def check(
     design, claims = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
     # only what it shows: forecasts, backtests and joint laws where asked for
     shown = VERDICTS + (("forecasts",) if predict else ())
+    doing(f"fitting sweep {sweep_name}'s curves and judging its {len(claims)} claims")
     checked = claim_runs(store, sweep_name, design, claims, predict=predict, detail=detail or bool(predict))
     if as_json:
         befores = {k: v for run in checked.runs for k, v in run.earlier_verdicts.items()}

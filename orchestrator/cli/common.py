@@ -9,6 +9,7 @@ import click
 
 from foundation.errors import did_you_mean
 from foundation.sizes import SizeError, parse_size
+from orchestrator.cli.heartbeat import note_said
 from orchestrator.errors import InputError
 from orchestrator.sweepfile import DEFAULT_STORE
 
@@ -58,6 +59,7 @@ def points_option(help: str) -> Any:
 def say(text: str) -> None:
     """A line on stderr, as every notice of a command is (stdout is data)."""
     click.echo(f"orch: {text}", err=True)
+    note_said()
 
 
 def open_store(url: str, create: bool = False, upgrade: bool = False) -> Any:

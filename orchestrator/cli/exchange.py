@@ -17,6 +17,7 @@ from orchestrator.cli.common import (
     store_url,
 )
 from orchestrator.cli.group import cli
+from orchestrator.cli.heartbeat import doing, working
 from orchestrator.errors import InputError, OrchError
 from orchestrator.interrupts import held_signals
 
@@ -38,6 +39,7 @@ from orchestrator.interrupts import held_signals
 )
 @store_option
 @click.pass_context
+@working
 def import_runs(
     ctx: click.Context,
     file: str,
@@ -63,6 +65,7 @@ def import_runs(
         raise InputError(f"--sweep {sweep_name!r}: use letters, digits, '_', '.' and '-'")
     if claims_file is not None:
         load_claims(claims_file)  # a bad claims file is refused before anything is written
+    doing(f"reading and checking {file}")
     runs = read_runs(Path(file), sweep_name, WIDTHS, points, holdout_above, claims_file)
     store = open_store(store_url(ctx), create=True)
     found = store.find_sweep(sweep_name)
@@ -73,6 +76,7 @@ def import_runs(
     if found is not None and (changed := runs.changed(store.measurements_frame(sweep_name), Path(file))):
         raise InputError(f"{changed}; nothing was imported: import the new file under another --sweep")
     keys = [trial.key for trial in runs.trials]
+    doing(f"writing {len(runs.measurements):,} rows of {len(keys):,} trials to {store.url}")
     with store.batch():  # the sweep, its trials and every row land together, or nothing does
         store.record_sweep(
             sweep_name, runs.spec_text, hashlib.sha256(runs.spec_text.encode()).hexdigest(), file, runs.trials
@@ -96,6 +100,7 @@ def import_runs(
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="export", show_default=True)
 @store_option
 @click.pass_context
+@working
 def export(ctx: click.Context, sweep_name: str | None, kind: str, out_dir: str) -> None:
     """Write a sweep's trials, measurements, fits, forecasts, gaps, verdicts and every law of
     every fit (laws) as files pandas reads back whole (lists stay lists in Parquet).

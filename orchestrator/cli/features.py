@@ -7,6 +7,7 @@ import click
 
 from orchestrator.cli.common import say
 from orchestrator.cli.group import cli
+from orchestrator.cli.heartbeat import working
 from orchestrator.errors import InputError
 
 __all__ = ["features"]
@@ -71,6 +72,7 @@ DTYPE_HELP = "The forward pass's precision (features are stored as float32)."
     show_default=True,
     help="Padded tokens a batch may hold (rows are batched longest first).",
 )
+@working
 def text(**options: Any) -> None:
     """Every hidden state of a text model, pooled over each row's real tokens (mean by default)."""
     _run("text", options)
@@ -87,6 +89,7 @@ def text(**options: Any) -> None:
     show_default=True,
     help="Images a batch.",
 )
+@working
 def image(**options: Any) -> None:
     """Every block's CLS token of a vision model (before the final norm), at its native size."""
     _run("image", options)

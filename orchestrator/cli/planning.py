@@ -22,6 +22,7 @@ from orchestrator.cli.common import (
     store_option,
 )
 from orchestrator.cli.group import cli
+from orchestrator.cli.heartbeat import doing, working
 from orchestrator.cli.results import sweep_design
 from orchestrator.errors import InputError
 
@@ -57,6 +58,7 @@ SHOWN = 10  # candidates listed per plan
 @json_option
 @store_option
 @click.pass_context
+@working
 def next_runs(
     ctx: click.Context,
     targets: tuple[str, ...],
@@ -84,6 +86,7 @@ def next_runs(
     design, stated = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
     _check_ids(claim_ids, stated)
     # the planner runs once, here: the fits behind the verdicts plan nothing
+    doing(f"fitting sweep {sweep_name}'s curves and judging its {len(stated)} claims")
     checked = claim_runs(store, sweep_name, design, stated, command="next", detail=False, next_runs=False)
     open_claims, words = _open_claims(checked.runs, claim_ids)
     candidates = [
@@ -104,6 +107,9 @@ def next_runs(
             emit_json({"sweep": sweep_name, "plans": []})
         return
     runs = 4 if budget is None and runs is None else runs
+    doing(
+        f"planning: simulating what each of {sum(len(c) for *_, c in candidates)} candidate runs would tell"
+    )
     plans = [
         (run, plan_runs(claims, run.curves, run.options, run.verdicts, cells, budget, runs, seed))
         for run, claims, cells in candidates

@@ -20,6 +20,7 @@ from orchestrator.cli.common import (
     store_option,
 )
 from orchestrator.cli.group import cli
+from orchestrator.cli.heartbeat import doing, working
 from orchestrator.errors import InputError
 from orchestrator.interrupts import held_signals
 
@@ -72,6 +73,7 @@ from orchestrator.interrupts import held_signals
 @json_option
 @store_option
 @click.pass_context
+@working
 def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, detail: bool, **options: Any) -> None:
     """Fit alignment-versus-samples laws, forecast, score held-out cells and compute gaps.
 
@@ -95,6 +97,7 @@ def fit(ctx: click.Context, sweep_name: str | None, as_json: bool, detail: bool,
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="reports", show_default=True)
 @store_option
 @click.pass_context
+@working
 def report(ctx: click.Context, sweep_name: str | None, out_dir: str) -> None:
     """Fit with the sweep file's defaults and write the report: report.html (open it in a
     browser; it needs nothing else), report.md and the plots, in OUT/<sweep>/<fit id>/.
@@ -125,9 +128,11 @@ def _fit(ctx: click.Context, sweep_name: str | None, out_dir: str, **options: An
         raise InputError(f"--out {out_dir}: cannot write a report in {folder} ({_why(error)})") from None
     chosen = FitOptions(**options)
     try:
+        doing(f"fitting the laws of sweep {sweep_name}")
         run = run_fit(store, sweep_name, chosen, *sweep_design(store, sweep_name, chosen.metric))
         for warning in run.warnings:
             click.echo(f"orch: warning: {warning}", err=True)
+        doing(f"writing the report of sweep {sweep_name}")
         staged = stage_report(run, folder)
     except BaseException:
         unmake(made)  # a bad option or an interrupt leaves no folder behind

@@ -150,3 +150,12 @@ def test_markup_in_a_claim_is_text_in_report_md_as_in_report_html(tmp_path):
         assert "<img" not in report and "<b>" not in report and "&lt;img src=x onerror=" in report
     assert "&lt;b>paper&lt;/b>" in markdown and "&lt;b&gt;paper&lt;/b&gt;" in page
     assert "a \\| b" in markdown  # a bar inside a cell stays inside it
+
+
+def test_a_command_quiet_for_longer_than_the_heartbeat_says_what_it_is_doing(store, monkeypatch):
+    monkeypatch.setattr("orchestrator.cli.heartbeat.HEARTBEAT_S", 0.05)  # the fits take longer than this
+    result = orch("--store", store, "check")
+    assert result.returncode == 0, result.stderr
+    beats = [line for line in result.stderr.splitlines() if line.endswith("s so far)")]
+    assert beats and all(line.startswith("orch: ") for line in beats)
+    assert any("fitting sweep sim's curves and judging its 4 claims" in line for line in beats), beats
