@@ -22,10 +22,21 @@ from fits.curve.settings import FitSettings
 from fits.next.beliefs import MIN_EFFECTIVE, Cell, Landed, Outlook, belief_of, planned
 from fits.next.needs import Need, needs_of
 
-__all__ = ["SEEDS", "NextRun", "Pick", "Plan", "candidate_cells", "interval_width", "plan_runs", "top_runs"]
+__all__ = [
+    "PLANNED_IN_REPORT",
+    "SEEDS",
+    "NextRun",
+    "Pick",
+    "Plan",
+    "candidate_cells",
+    "interval_width",
+    "plan_runs",
+    "top_runs",
+]
 
 SEEDS = (1, 2, 3)  # new seeds a candidate adds
 SHOWN = 3  # the runs the report lists for each open claim
+PLANNED_IN_REPORT = 10  # the open claims the report plans for, in the claims' order
 
 
 @dataclass(frozen=True)
@@ -203,15 +214,18 @@ def top_runs(
     sizes: Sequence[int],
     count: int = SHOWN,
 ) -> tuple[NextRun, ...]:
-    """For each inconclusive claim these curves can plan, the `count` candidates that narrow it
-    most per FLOP alone, with the width they are expected to leave (the report's table)."""
-    rows = []
-    for verdict in verdicts:
-        claim = verdict.claim
-        if verdict.verdict is not Outcome.INCONCLUSIVE or not planned(claim):
-            continue
-        if any(measured_curve(curves, claim, name) is None for name in claim.objectives):
-            continue
+    """For each of the first PLANNED_IN_REPORT inconclusive claims these curves can plan, the
+    `count` candidates that narrow it most per FLOP alone, with the width they are expected to
+    leave (the report's table; `orch next` plans every claim)."""
+    rows: list[NextRun] = []
+    plannable = [
+        verdict.claim
+        for verdict in verdicts
+        if verdict.verdict is Outcome.INCONCLUSIVE
+        and planned(verdict.claim)
+        and all(measured_curve(curves, verdict.claim, name) is not None for name in verdict.claim.objectives)
+    ]
+    for claim in plannable[:PLANNED_IN_REPORT]:
         cells = candidate_cells(curves, [claim], sizes)
         plan = plan_runs([claim], curves, settings, verdicts, cells)
         if plan.needs:  # what it lacks first: no width can be forecast before these land

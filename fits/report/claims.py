@@ -5,6 +5,7 @@ import math
 from fits.claims.claim import Claim, Kind, Outcome, Per, Verdict
 from fits.claims.kinds import CATALOG
 from fits.curve.level import LEVEL
+from fits.next.plan import PLANNED_IN_REPORT
 from fits.report.text import Table, samples_cell
 from fits.run.results import FitRun
 
@@ -114,7 +115,10 @@ def next_table(run: FitRun) -> Table:
         f"{LEVEL:.0%} width now -> after",
         "decided after",
     ]
-    return Table("next", "Runs that would settle the open claims (orch next ranks them all)", headers, rows)
+    title = (
+        f"Runs that would settle the open claims (the first {PLANNED_IN_REPORT}; orch next ranks them all)"
+    )
+    return Table("next", title, headers, rows)
 
 
 def width_text(kind: Kind, width: float) -> str:

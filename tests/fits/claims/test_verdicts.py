@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fits.claims.claim import Claim, Region
+from fits.claims.claim import Claim, ClaimSet, Region
 from fits.claims.verdicts import judge
 from fits.curve.curveset import HeldOutCell
 from fits.curve.fit import curve_points
@@ -165,3 +165,21 @@ def test_a_lower_confidence_gives_a_narrower_interval_and_says_so(pair):
     usual, narrower = judge(claim, planted_run(a, b)), judge(claim, planted_run(a, b), confidence=0.90)
     assert usual.value == narrower.value and "95%" in usual.basis and "90%" in narrower.basis
     assert usual.interval[0] < narrower.interval[0] < narrower.interval[1] < usual.interval[1]
+
+
+def test_claims_stating_the_same_thing_are_judged_once_and_each_keeps_its_own_words(pair, monkeypatch):
+    import fits.claims.verdicts as verdicts
+
+    judged = []
+    real = verdicts.judge
+    monkeypatch.setattr(verdicts, "judge", lambda claim, *a: judged.append(claim.id) or real(claim, *a))
+    stated = [
+        replace(gap_claim(Region.around(42, 2, factor=True)), id=f"g{i}", says=f"copy {i}")
+        for i in range(500)
+    ]
+    stated.append(gap_claim(Region.around(5, 2, factor=True)))
+    found = verdicts.judge_all(ClaimSet(tuple(stated), "t"), planted_run(*pair))
+    assert judged == ["g0", "g"]  # one judgement a distinct statement
+    assert [v.claim.id for v in found] == [c.id for c in stated] and found[7].claim.says == "copy 7"
+    assert {v.verdict for v in found[:-1]} == {"supported"} and found[-1].verdict == "contradicted"
+    assert found[3].interval == found[0].interval == real(stated[3], planted_run(*pair)).interval
