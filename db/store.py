@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, or_, select, update
+from sqlalchemy import Connection, bindparam, func, or_, select, update
 
 import db.queries as queries
 import db.schema as schema
@@ -101,20 +101,29 @@ class Store:
                     set_={"spec_text": spec_text, "spec_hash": spec_hash, "updated": now},
                 )
             )
-            for row in trial_rows:
-                held_out = int(row.held_out)
-                fields = {k: getattr(row, k) for k in columns(TrialRow) if k != "held_out"}
-                connection.execute(
-                    self._insert(schema.trials)
-                    .values(**fields, status=TrialStatus.PENDING, attempts=0, samples_seen=0)
-                    .values(created=now, updated=now)
-                    .on_conflict_do_nothing()
-                )
-                connection.execute(
-                    self._insert(schema.sweep_trials)
-                    .values(sweep=name, trial_key=row.key, held_out=held_out)
-                    .on_conflict_do_update(index_elements=["sweep", "trial_key"], set_={"held_out": held_out})
-                )
+            if not trial_rows:
+                return
+            new = {
+                "status": TrialStatus.PENDING,
+                "attempts": 0,
+                "samples_seen": 0,
+                "created": now,
+                "updated": now,
+            }
+            trials = [
+                {k: getattr(row, k) for k in columns(TrialRow) if k != "held_out"} | new for row in trial_rows
+            ]
+            connection.execute(self._insert(schema.trials).on_conflict_do_nothing(), trials)
+            links = [
+                {"sweep": name, "trial_key": row.key, "held_out": int(row.held_out)} for row in trial_rows
+            ]
+            upsert = self._insert(schema.sweep_trials)
+            connection.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=["sweep", "trial_key"], set_={"held_out": upsert.excluded.held_out}
+                ),
+                links,
+            )
 
     # leases: one driver per trial at a time --------------------------------------------
 
@@ -208,6 +217,30 @@ class Store:
             if current is None:
                 raise NotFound(f"trial {key[:10]}… not in {self.url}")
             raise StoreError(f"trial {key[:10]}… is {current}; it cannot become {status}")
+
+    def finish_imported(self, finished: Sequence[tuple[str, int, int | None]]) -> None:
+        """Mark pending trials done as `orch import` records them: (key, last checkpoint,
+        parameters or None), one statement for all, as one attempt on host 'imported'."""
+        t, now = schema.trials.c, time.time()
+        statement = (
+            update(schema.trials)
+            .where(t.key == bindparam("done_key"), t.status == TrialStatus.PENDING)
+            .values(
+                status=TrialStatus.DONE,
+                attempts=t.attempts + 1,
+                started=now,
+                finished=now,
+                updated=now,
+                host="imported",
+                device="-",
+                samples_seen=bindparam("done_seen"),
+                n_params=func.coalesce(bindparam("done_params"), t.n_params),
+            )
+        )
+        rows = [{"done_key": k, "done_seen": seen, "done_params": params} for k, seen, params in finished]
+        if rows:
+            with self.session_scope() as connection:
+                connection.execute(statement, rows)
 
     def note(self, key: str, reason: str) -> None:
         """Record why a trial is where it is (e.g. the error an attempt is retried after)."""

@@ -13,6 +13,7 @@ from orchestrator.cli.common import (
     open_store,
     open_sweep,
     points_option,
+    say,
     store_option,
     store_url,
 )
@@ -57,7 +58,7 @@ def import_runs(
         orch check sweeps/claims/jepa_prh.yaml paper_logs
     """
     from db import TrialStatus
-    from orchestrator.imports import read_runs
+    from orchestrator.imports import Clock, read_runs
     from orchestrator.sweepfile.claims import load_claims
     from orchestrator.sweepfile.imported import imported_design
 
@@ -66,7 +67,7 @@ def import_runs(
     if claims_file is not None:
         load_claims(claims_file)  # a bad claims file is refused before anything is written
     doing(f"reading and checking {file}")
-    runs = read_runs(Path(file), sweep_name, WIDTHS, points, holdout_above, claims_file)
+    runs = read_runs(Path(file), sweep_name, WIDTHS, points, holdout_above, claims_file, notify=say)
     store = open_store(store_url(ctx), create=True)
     found = store.find_sweep(sweep_name)
     if found is not None and imported_design(yaml.safe_load(found.spec_text)) is None:
@@ -75,20 +76,21 @@ def import_runs(
         )
     if found is not None and (changed := runs.changed(store.measurements_frame(sweep_name), Path(file))):
         raise InputError(f"{changed}; nothing was imported: import the new file under another --sweep")
-    keys = [trial.key for trial in runs.trials]
-    doing(f"writing {len(runs.measurements):,} rows of {len(keys):,} trials to {store.url}")
+    keys, total = [trial.key for trial in runs.trials], len(runs.cells)
+    doing(f"writing {total:,} rows of {len(keys):,} trials to {store.url}")
+    added, written, clock = 0, 0, Clock()
     with store.batch():  # the sweep, its trials and every row land together, or nothing does
         store.record_sweep(
             sweep_name, runs.spec_text, hashlib.sha256(runs.spec_text.encode()).hexdigest(), file, runs.trials
         )
         new = [key for key, status in store.trial_statuses(keys).items() if status == TrialStatus.PENDING]
-        for key in new:
-            store.set_status(key, TrialStatus.RUNNING, host="imported", device="-")
-            extra = {"n_params": runs.n_params[key]} if key in runs.n_params else {}
-            store.set_status(key, TrialStatus.DONE, samples_seen=runs.samples_seen[key], **extra)
-        added = store.write_measurements(runs.measurements)
+        store.finish_imported([(key, runs.samples_seen[key], runs.n_params.get(key)) for key in new])
+        for batch in runs.measurements():
+            added, written = added + store.write_measurements(batch), written + len(batch)
+            if clock.due():
+                say(f"{written:,} of {total:,} rows written (committed together at the end)")
     click.echo(
-        f"{sweep_name}: {len(new)} of {len(keys)} trials and {added} of {len(runs.measurements)} rows added "
+        f"{sweep_name}: {len(new)} of {len(keys)} trials and {added} of {total} rows added "
         f"to {store.url} (points: {yaml.safe_load(runs.spec_text)['imported']['points']})",
         err=True,
     )
