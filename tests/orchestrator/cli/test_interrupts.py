@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from db import Store
@@ -82,3 +83,17 @@ def test_a_signal_during_export_exits_130_and_leaves_no_file(tmp_path):
     _, stderr = exporting.communicate(timeout=60)
     assert exporting.returncode == 130, stderr
     assert not (tmp_path / "out").exists()  # no table, no partial, no folder it made
+
+
+def test_sigterm_during_import_exits_130_and_writes_no_store(tmp_path):
+    from bench.imports import write_rows
+
+    write_rows(tmp_path / "runs.csv", 400_000, np.random.default_rng(0))
+    importing = start(tmp_path, "import", "runs.csv", "--sweep", "big")
+    # signalled at its first progress line, while it reads: a fixed sleep could miss the read
+    assert "rows read and checked" in importing.stderr.readline()
+    importing.send_signal(signal.SIGTERM)
+    _, stderr = importing.communicate(timeout=60)
+    assert importing.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "orch: interrupted" and "Traceback" not in stderr
+    assert not (tmp_path / "orch.db").exists()
