@@ -1,9 +1,7 @@
 """Feature files for `orch align`: .npy (one matrix) or .npz (one matrix per layer)."""
 
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,36 +10,23 @@ from orchestrator.alignment.compat import PLATONIC_REP_FLOOR
 from orchestrator.data.matrices import check_matrix, load_arrays
 from orchestrator.errors import InputError
 
-__all__ = ["TICK_S", "load_layers", "score_files"]
+__all__ = ["LONG_S", "load_layers", "score_files"]
 
-TICK_S = 15.0  # a metric still scoring after this long is said, and again every TICK_S
+LONG_S = 5.0  # a metric that took longer is said when it ends
 
 
 def load_layers(path: Path) -> list[tuple[str, np.ndarray]]:
-    """(layer name, rows x width) pairs; every problem is an InputError naming the file."""
+    """(layer name, rows x width) pairs, every layer with the same rows; every problem is an
+    InputError naming the file."""
     layers = load_arrays(path)
-    return [
+    checked = [
         (name, check_matrix(array, str(path) if len(layers) == 1 else f"{path}[{name}]"))
         for name, array in layers
     ]
-
-
-@contextmanager
-def _ticking(notify: Callable[[str], None], doing: str) -> Iterator[None]:
-    """Say `doing` every TICK_S while the block runs (a short block says nothing)."""
-    started, done = time.monotonic(), threading.Event()
-
-    def tick() -> None:
-        while not done.wait(TICK_S):
-            notify(f"{doing}: {time.monotonic() - started:.0f} s so far")
-
-    thread = threading.Thread(target=tick, name="orch-align-progress", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
+    counts = {array.shape[0] for _, array in checked}
+    if len(counts) > 1:
+        raise InputError(f"{path}: layers hold different row counts {sorted(counts)}; remake the file")
+    return checked
 
 
 def score_files(
@@ -51,18 +36,16 @@ def score_files(
     clamp: bool,
     notify: Callable[[str], None] = lambda text: None,
     compat: str | None = None,
+    doing: Callable[[str], None] = lambda text: None,
 ) -> list[dict]:
-    """Every metric, maximised over layer pairs, for two feature files with paired rows; a
-    metric that takes long is said through `notify` while it runs, and when it ends. `compat`
-    'platonic-rep' prepares and maximises as platonic-rep does (`orchestrator.alignment.compat`)."""
+    """Every metric, maximised over layer pairs, for two feature files with paired rows; each
+    metric is named through `doing` as it starts (the command's heartbeat says it while it runs)
+    and, when it took long, said through `notify` as it ends. `compat` 'platonic-rep' prepares
+    and maximises as platonic-rep does (`orchestrator.alignment.compat`)."""
     from orchestrator.alignment import AlignmentError, max_over_layers, metric_function
 
     layers_a, layers_b = load_layers(path_a), load_layers(path_b)
     rows_a, rows_b = layers_a[0][1].shape[0], layers_b[0][1].shape[0]
-    for path, layers in ((path_a, layers_a), (path_b, layers_b)):
-        counts = {array.shape[0] for _, array in layers}
-        if len(counts) > 1:
-            raise InputError(f"{path}: layers hold different row counts {sorted(counts)}")
     if rows_a != rows_b:
         raise InputError(f"{path_a} has {rows_a} rows, {path_b} has {rows_b}: rows must be paired")
     prepared_a, prepared_b = (
@@ -74,14 +57,13 @@ def score_files(
     pairs = len(prepared_a) * len(prepared_b)
     for metric in metrics:
         started = time.monotonic()
-        doing = f"scoring {metric} on {rows_a:,} rows over {pairs} layer pair{'s' * (pairs > 1)}"
+        doing(f"scoring {metric} on {rows_a:,} rows over {pairs} layer pair{'s' * (pairs > 1)}")
         try:
-            with _ticking(notify, doing):
-                score = metric_function(metric)
-                value, i, j = max_over_layers(score, prepared_a, prepared_b, floor)
+            score = metric_function(metric)
+            value, i, j = max_over_layers(score, prepared_a, prepared_b, floor)
         except (ValueError, AlignmentError) as error:
             raise InputError(f"--metric {metric}: {error}") from None
-        if (took := time.monotonic() - started) >= TICK_S:
+        if (took := time.monotonic() - started) >= LONG_S:
             notify(f"{metric}: {value:.4g} ({took:.0f} s)")
         named = i >= 0  # under platonic-rep's floor no pair may have beaten 0
         rows.append(

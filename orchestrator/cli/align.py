@@ -11,7 +11,7 @@ from orchestrator.cli.common import (
     say,
 )
 from orchestrator.cli.group import cli
-from orchestrator.cli.heartbeat import working
+from orchestrator.cli.heartbeat import doing, working
 from orchestrator.errors import InputError
 
 
@@ -55,7 +55,9 @@ def align(
 
     if compat and ctx.get_parameter_source("clamp") is not click.core.ParameterSource.DEFAULT:
         raise InputError(f"--compat {compat} clamps as platonic-rep does: drop --clamp/--no-clamp")
-    rows = score_files(Path(features_a), Path(features_b), metrics, clamp, notify=say, compat=compat)
+    rows = score_files(
+        Path(features_a), Path(features_b), metrics, clamp, notify=say, compat=compat, doing=doing
+    )
     if as_json:
         emit_json({"a": features_a, "b": features_b, "scores": rows})
         return

@@ -27,7 +27,7 @@ class _Heartbeat:
         self._thread = threading.Thread(target=self._beat, name="orch-heartbeat", daemon=True)
 
     def _beat(self) -> None:
-        while not self._stop.wait(0.25):
+        while not self._stop.wait(min(0.25, HEARTBEAT_S / 2)):
             now = time.monotonic()
             if now - self.last >= HEARTBEAT_S:
                 self.last = now

@@ -146,3 +146,10 @@ def test_a_reference_made_from_other_rows_is_refused_by_the_sidecars_ids(tmp_pat
     (tmp_path / "dino.json").write_text(json.dumps(reference))
     rows, _ = measure_baselines(tmp_path / "t.npz", load_spec(tmp_path / "f.yaml"), None, "ntp")
     assert {(r.metric, r.reference) for r in rows} == {("mutual_knn@3", "dino")}
+
+
+def test_layers_of_different_row_counts_are_one_line_naming_the_file(world, tmp_path):
+    np.savez(tmp_path / "f.npz", layer_00=np.ones((1024, 4)), layer_01=np.ones((1000, 4)))
+    (tmp_path / "f.json").write_text((world / "gpt2.json").read_text())
+    with pytest.raises(InputError, match=r"f.npz: layers hold different row counts \[1000, 1024\]; remake"):
+        measure_baselines(tmp_path / "f.npz", load_spec(world / "sweep.yaml"), None, "ntp")

@@ -375,16 +375,16 @@ def test_fit_json_is_standard_json_when_a_score_is_infinite(tmp_path):
 
 
 def test_align_says_what_it_is_scoring_while_a_metric_takes_long(tmp_path, monkeypatch):
-    import orchestrator.features as features
-
-    monkeypatch.setattr(features, "TICK_S", 0.05)
-    rng = np.random.default_rng(1)
-    np.save(tmp_path / "a.npy", rng.normal(size=(3000, 8)))
-    said: list[str] = []
-    rows = features.score_files(tmp_path / "a.npy", tmp_path / "a.npy", ["mutual_knn@10"], True, said.append)
-    assert rows[0]["value"] == pytest.approx(1.0)
-    assert said[0].startswith("scoring mutual_knn@10 on 3,000 rows over 1 layer pair: ")
-    assert said[-1].startswith("mutual_knn@10: 1 (")  # and when it ends
+    monkeypatch.setattr("orchestrator.cli.heartbeat.HEARTBEAT_S", 0.05)
+    monkeypatch.setattr("orchestrator.features.LONG_S", 0.0)
+    np.save(tmp_path / "a.npy", np.random.default_rng(1).normal(size=(12_000, 8)))
+    result = orch("align", "a.npy", "a.npy", "--metric", "mutual_knn@10", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    said = result.stderr.splitlines()
+    assert any(
+        line.startswith("orch: scoring mutual_knn@10 on 12,000 rows over 1 layer pair (") for line in said
+    )
+    assert said[-1].startswith("orch: mutual_knn@10: 1 (")  # and when it ends
 
 
 def test_a_command_run_twice_in_one_process_answers_alike_and_leaves_no_store_open(tmp_path):
