@@ -44,9 +44,11 @@ def knn(x: Array, k: int, block_rows: int | None = None) -> tuple[torch.Tensor, 
     rows = block_rows or max(1, min(n, BLOCK_ELEMENTS // n))
     indices = torch.empty((n, k), dtype=torch.long, device=t.device)
     values = torch.empty((n, k), dtype=t.dtype, device=t.device)
+    columns = t.T.contiguous()  # read row-wise by every block's product
+    block = torch.empty((rows, n), dtype=t.dtype, device=t.device)  # one buffer for every block
     for start in range(0, n, rows):
         stop = min(start + rows, n)
-        sims = t[start:stop] @ t.T  # (block, n)
+        sims = torch.mm(t[start:stop], columns, out=block[: stop - start])  # (block, n)
         sims[torch.arange(stop - start), torch.arange(start, stop)] = -torch.inf
         top_values, top_indices = torch.topk(sims, k + 1, dim=1)  # k < n: the k+1-th may be self
         # A candidate left out ties the k-th value when the k+1-th does: settle it by index.
