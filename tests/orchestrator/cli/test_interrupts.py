@@ -2,6 +2,7 @@
 `orch export` exit 130 and leave no report folder, no partial file and no fit run; a report
 folder that cannot be written is refused before any fitting."""
 
+import json
 import signal
 import subprocess
 import sys
@@ -97,3 +98,20 @@ def test_sigterm_during_import_exits_130_and_writes_no_store(tmp_path):
     assert importing.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == "orch: interrupted" and "Traceback" not in stderr
     assert not (tmp_path / "orch.db").exists()
+
+
+def test_sigterm_during_features_exits_130_and_writes_neither_file(tmp_path):
+    from bench import tiny_models
+
+    model = tiny_models.text_model(tmp_path / "gpt2", "gpt2")
+    rows = (json.dumps({"id": str(i), "text": tiny_models.SENTENCES[i % 8]}) for i in range(200_000))
+    (tmp_path / "rows.jsonl").write_text("\n".join(rows) + "\n")
+    args = ["--model", str(model), "--data", "rows.jsonl", "--out", "f.npz"]
+    extracting = start(tmp_path, "features", "text", *args)
+    # signalled at its first line (its heartbeat or its progress), while it loads or extracts
+    assert extracting.stderr.readline().startswith("orch: ")
+    extracting.send_signal(signal.SIGTERM)
+    _, stderr = extracting.communicate(timeout=60)
+    assert extracting.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "orch: interrupted" and "Traceback" not in stderr
+    assert not list(tmp_path.glob("*f.*"))  # no features, no sidecar, nothing staged
