@@ -93,13 +93,7 @@ def next_runs(
         (run, claims, candidate_cells(run.curves, claims, design.grid.get("data_size", ())))
         for run, claims in open_claims
     ]
-    for run, _, cells in candidates:  # every bad input is said before anything else
-        cheapest = min(cells, key=lambda c: c.flops, default=None)
-        if cheapest is not None and budget is not None and budget < cheapest.flops:
-            raise InputError(
-                f"--budget {budget:.3g} is below the cheapest candidate run ({cheapest.flops:.3g} "
-                f"{_unit(run)}: {cheapest.objective} at {format_size(cheapest.samples)}); raise it"
-            )
+    _check_budget(budget, candidates)  # every bad input is said before anything else
     for line in words:
         say(line)
     if not candidates:
@@ -127,6 +121,17 @@ def next_runs(
         click.echo("\n\n".join(_text(run, plan) for run, plan in plans))
     if write_to is not None:
         say(f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then 'orch check'")
+
+
+def _check_budget(budget: float | None, candidates: list[tuple[Any, Any, list]]) -> None:
+    """A budget below every plan's cheapest candidate run buys nothing: one line saying so."""
+    for run, _, cells in candidates:
+        cheapest = min(cells, key=lambda c: c.flops, default=None)
+        if cheapest is not None and budget is not None and budget < cheapest.flops:
+            raise InputError(
+                f"--budget {budget:.3g} is below the cheapest candidate run ({cheapest.flops:.3g} "
+                f"{_unit(run)}: {cheapest.objective} at {format_size(cheapest.samples)}); raise it"
+            )
 
 
 def _check_ids(claim_ids: tuple[str, ...], claims: Any) -> None:
