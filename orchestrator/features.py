@@ -88,13 +88,12 @@ class _SharedLists:
 
     def scorer(self, metric: str) -> Callable[[Any, Any], float] | None:
         """The metric scored from shared lists, or None for a metric not built from them."""
-        from orchestrator.alignment import neighbour_scorer
+        from orchestrator.alignment import neighbour_metric
         from orchestrator.alignment.arrays import paired
-        from orchestrator.sweepfile.catalog import parse_metric
 
-        from_lists, k = neighbour_scorer(metric), parse_metric(metric).k
-        if from_lists is None:
+        if (found := neighbour_metric(metric)) is None:
             return None
+        from_lists, k = found
 
         def score(a: Any, b: Any) -> float:
             ta, tb = paired(a, b)  # one dtype for both, as the metric's own function reads them

@@ -63,6 +63,7 @@ ALLOWED: dict[str, set[str]] = {
     "orchestrator.imports": {
         "orchestrator.sweepfile",
         "orchestrator.errors",
+        "orchestrator.export",  # what an export writes (its neutralised cells) it reads back
         "db",
         "fits.curve",
         "foundation",

@@ -58,6 +58,7 @@ __all__ = [
     "metric_function",
     "mutual_knn",
     "mutual_knn_from",
+    "neighbour_metric",
     "neighbour_scorer",
     "neighbours",
     "prepare",
@@ -78,6 +79,13 @@ def _parsed(name: MetricName | str) -> MetricName:
 def neighbour_scorer(name: MetricName | str) -> Callable[[Neighbours, Neighbours], float] | None:
     """The function that scores two k-NN lists for a metric built from them, else None."""
     return _FROM_NEIGHBOURS.get(_parsed(name).name)
+
+
+def neighbour_metric(name: MetricName | str) -> tuple[Callable[[Neighbours, Neighbours], float], int] | None:
+    """(the function that scores two k-NN lists, its k) for a metric built from them, else None."""
+    parsed = _parsed(name)
+    scorer = _FROM_NEIGHBOURS.get(parsed.name)
+    return None if scorer is None or parsed.k is None else (scorer, parsed.k)
 
 
 def linear_kernel(name: MetricName | str) -> bool | None:
