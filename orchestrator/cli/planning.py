@@ -287,16 +287,8 @@ def _cell(cell: Any) -> dict[str, Any]:
 
 def _as_dict(run: Any, plan: Any) -> dict[str, Any]:
     def pick(p: Any) -> dict[str, Any]:
-        cell = p.cell
-        return {
-            "objective": cell.objective,
-            "model": cell.model,
-            "data_size": int(cell.samples),
-            "seeds": cell.seeds,
-            "flops": cell.flops,
-            "narrowing": p.narrowing,
-            "outlooks": {i: _outlook(plan, i, o) for i, o in p.outlooks.items()},
-        }
+        outlooks = {i: _outlook(plan, i, o) for i, o in p.outlooks.items()}
+        return _cell(p.cell) | {"narrowing": p.narrowing, "outlooks": outlooks}
 
     return {
         "metric": run.options.metric,
