@@ -33,6 +33,14 @@ EXIT_CONTRADICTED = 3  # `--strict`: a pipeline stops on a contradicted claim
 @click.option("--predict", multiple=True, type=SizeParam(), help="Forecast at S in the summary.")
 @click.option("--detail", is_flag=True, help="Every law of every curve and every table, after the verdicts.")
 @click.option("--strict", is_flag=True, help=f"Exit {EXIT_CONTRADICTED} when any claim is contradicted.")
+@click.option(
+    "--design",
+    "design_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Before any run: whether SWEEP.yaml's design can decide each of its claims (no store is read; "
+    "with --strict, exit 2 where one never can).",
+)
 @json_option
 @store_option
 @click.pass_context
@@ -43,6 +51,7 @@ def check(
     predict: tuple[int, ...],
     detail: bool,
     strict: bool,
+    design_file: str | None,
     as_json: bool,
 ) -> None:
     """Judge each claim: supported (its whole 95% interval inside the claimed region),
@@ -52,9 +61,18 @@ def check(
         orch check                                   # the newest sweep's own claims
         orch check sweeps/claims/jepa_prh.yaml goodview_vs_ntp_paper
         orch check --json --strict
+        orch check --design sweeps/goodview_vs_ntp_paper.yaml
     """
     from fits.claims.claim import Outcome
     from fits.report.tables import VERDICTS
+
+    if design_file is not None:
+        from orchestrator.cli.dry_run import show_design
+
+        if targets:
+            raise InputError("--design checks the sweep file's own claims: give no claims file or sweep")
+        show_design(design_file, as_json, strict)
+        return
 
     claims_file, sweep_name = claims_and_sweep(targets, "check")
     store, sweep_name = open_sweep(ctx, sweep_name)

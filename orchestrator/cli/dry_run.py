@@ -1,7 +1,9 @@
 """`orch sweep FILE --dry-run`: what a sweep would run, before anything runs: each trial with its
-estimated size, GPU-hours and the pack it would share a process in, and the totals."""
+estimated size, GPU-hours and the pack it would share a process in, the totals, and whether the
+design can decide each claim it states (`orchestrator.sweepfile.decidable`)."""
 
 import os
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -11,18 +13,64 @@ from db.rates import training_rates
 from fits.report.text import render_table
 from foundation.sizes import format_size
 from orchestrator.cli.common import emit_json, open_store, store_exists
+from orchestrator.errors import InputError
 from orchestrator.run.packing import pack_numbers, sweep_packs
 from orchestrator.run.plan import Throughput, plan, totals
-from orchestrator.sweepfile import Spec
+from orchestrator.sweepfile import Spec, load_spec
+from orchestrator.sweepfile.decidable import ClaimDesign, check_design
 
-__all__ = ["show_plan"]
+__all__ = ["refuse_undecidable", "show_design", "show_plan"]
 
 
-def show_plan(spec: Spec, url: str, asked: Any, as_json: bool) -> None:
+def show_design(sweep_file: str, as_json: bool, strict: bool) -> None:
+    """`orch check --design`: the design check alone, at the dry run's default GPU model."""
+    spec = load_spec(sweep_file)
+    if not spec.claims:
+        raise InputError(f"{sweep_file}: states no claims (claims: FILE.yaml in the sweep file)")
+    checks = check_design(spec, plan(spec, {}))
+    if as_json:
+        emit_json({"sweep": spec.name, "design": _design_json(checks)})
+    else:
+        click.echo(_design_text(spec, checks))
+    _refuse(spec, checks, strict)
+
+
+def _shown_path(path: str) -> str:
+    """A path as the user would type it: relative to here where it lies below."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _design_json(checks: tuple[ClaimDesign, ...]) -> list[dict]:
+    return [asdict(check) | {"decidable": check.decidable} for check in checks]
+
+
+def refuse_undecidable(spec: Spec, asked: Any, strict: bool) -> None:
+    """Before a sweep runs: a warning line for each claim its design can never decide, or with
+    `strict` an InputError naming the first."""
+    rows = plan(spec, {}, Throughput(asked.peak_tflops, asked.mfu))
+    checks = check_design(spec, rows)
+    _refuse(spec, checks, strict)
+    for check in checks:
+        for fault in (f for f in check.faults if f.never):
+            click.echo(f"orch: warning: {spec.source}: claim {check.claim}: {fault.what}", err=True)
+
+
+def _refuse(spec: Spec, checks: tuple[ClaimDesign, ...], strict: bool) -> None:
+    never = [(c.claim, f.what) for c in checks for f in c.faults if f.never]
+    if strict and never:
+        claim, what = never[0]
+        others = f" (and {len(never) - 1} more: --dry-run lists them)" if len(never) > 1 else ""
+        raise InputError(f"{spec.source}: claim {claim}: the design can never decide it: {what}{others}")
+
+
+def show_plan(spec: Spec, url: str, asked: Any, as_json: bool, strict: bool = False) -> None:
     """The plan's table and totals (or its JSON), the trials' states read from the store
-    (`asked`: `orch sweep`'s `SweepFlags`)."""
+    (`asked`: `orch sweep`'s `SweepFlags`), and the design check (`strict`: an InputError,
+    after the plan is shown, where a claim can never be decided)."""
     throughput = Throughput(asked.peak_tflops, asked.mfu)
     rows = plan(spec, _known_statuses(url, [t.key for t in spec.trials]), throughput)
+    checks = check_design(spec, rows)
     packing = _packing(
         spec,
         url,
@@ -35,7 +83,11 @@ def show_plan(spec: Spec, url: str, asked: Any, as_json: bool) -> None:
     )
     summary = {**totals(rows, asked.cluster_gpus), "packing": packing}
     if as_json:
-        emit_json({"sweep": spec.name, "store": mask_url(url), "trials": rows, "totals": summary})
+        design = _design_json(checks)
+        emit_json(
+            {"sweep": spec.name, "store": mask_url(url), "trials": rows, "totals": summary, "design": design}
+        )
+        _refuse(spec, checks, strict)
         return
     click.echo(_plan_table(rows))
     click.echo(
@@ -46,6 +98,43 @@ def show_plan(spec: Spec, url: str, asked: Any, as_json: bool) -> None:
     click.echo(_gpu_time(summary, throughput))
     to_run = sum(1 for row in rows if row["state"] not in FINISHED)
     click.echo(_packing_line(packing, asked.pack_below_s, to_run))
+    if checks:
+        click.echo("\n" + _design_text(spec, checks))
+    _refuse(spec, checks, strict)
+
+
+def _design_text(spec: Spec, checks: tuple[ClaimDesign, ...]) -> str:
+    """The design check: a row a claim (its runs and their GPU-hours), then each fault with its fix."""
+    here = [c for c in checks if c.elsewhere is None]
+    never = sum(not c.decidable for c in here)
+    weak = sum(c.decidable and bool(c.faults) for c in here)
+    head = (
+        f"{never} of {len(here)} claims can never be decided by this design"
+        if never
+        else f"every claim {'it measures ' if len(here) < len(checks) else ''}can be decided"
+    )
+    if weak:
+        head += f"; {weak} only on weaker evidence than the design could give"
+    if len(here) < len(checks):
+        other = len(checks) - len(here)
+        head += f"; {other} read what another sweep measures (an eval set or reference not this one's)"
+    lines = [f"design check of the claims ({_shown_path(spec.claims_source or spec.source)}): {head}"]
+    on_gpus = any(c.gpu_hours is not None for c in checks)
+    body = []
+    for check in checks:
+        state = "NEVER" if not check.decidable else ("weak" if check.faults else "decidable")
+        state = "elsewhere" if check.elsewhere else state
+        hours = [f"{check.gpu_hours:,.0f}" if check.gpu_hours is not None else ""] if on_gpus else []
+        body.append([check.claim, check.kind, check.runs, *hours, state])
+    headers = ["claim", "kind", "runs", *(["gpu_h"] if on_gpus else []), "design"]
+    lines.append(render_table(headers, body))
+    for check in checks:
+        lines += [f"  {check.claim}: {'never' if f.never else 'weak'}: {f.what}" for f in check.faults]
+        if check.elsewhere:
+            lines.append(f"  {check.claim}: elsewhere: it reads {check.elsewhere}")
+    if on_gpus:
+        lines.append("(a claim's gpu_h: the runs its curves take; claims share runs, so they do not add up)")
+    return "\n".join(lines)
 
 
 def _known_statuses(url: str, keys: list[str]) -> dict[str, str]:

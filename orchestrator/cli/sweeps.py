@@ -35,7 +35,12 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
 
 @cli.command()
 @click.argument("sweep_file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--dry-run", is_flag=True, help="List the trials and totals; run nothing.")
+@click.option("--dry-run", is_flag=True, help="List the trials, totals and the design check; run nothing.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse (exit 2, before any run) a design that can never decide one of its claims.",
+)
 @click.option(
     "--cluster-gpus",
     type=click.IntRange(min=1),
@@ -96,15 +101,17 @@ def sweep(ctx: click.Context, sweep_file: str, as_json: bool, **flags: Any) -> N
     """
     from orchestrator.run.plan import check_widths
 
+    strict = flags.pop("strict")
     asked = SweepFlags(**flags)
     spec = load_spec(sweep_file)
     check_widths(spec)
     url = store_url(ctx, spec.store)
-    if asked.dry_run:
-        from orchestrator.cli.dry_run import show_plan
+    from orchestrator.cli.dry_run import refuse_undecidable, show_plan
 
-        show_plan(spec, url, asked, as_json)
+    if asked.dry_run:
+        show_plan(spec, url, asked, as_json, strict)
         return
+    refuse_undecidable(spec, asked, strict)
     from orchestrator.run.scheduler import run_sweep
 
     with contextlib.redirect_stdout(sys.stderr):  # Ray prints a cluster's errors (a lost node) to stdout

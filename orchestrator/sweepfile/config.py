@@ -70,9 +70,23 @@ class DataConfig:
     vocab_size: int = 256
     max_len: int = 64
     base_dir: str = field(default=".", compare=False)  # where relative paths resolve; not in key
+    # the samples one epoch of the training text holds (files: `data.corpus`), None where unbounded
+    # or not stated; it bounds the sizes a plan proposes, and is not in the key
+    corpus: int | None = field(default=None, compare=False)
 
     def resolve(self, path: str) -> Path:
         return (Path(self.base_dir) / path).resolve()
+
+
+def checkpoint_schedule(budget: int, first: int, per_octave: int) -> list[int]:
+    """Samples-seen targets: 0 (random init), first x 2^(j / per_octave) below the budget, budget."""
+    targets = [0]
+    j = 0
+    while (target := round(first * 2 ** (j / per_octave))) < budget:
+        if target > targets[-1]:
+            targets.append(target)
+        j += 1
+    return [*targets, budget]
 
 
 @dataclass(frozen=True)
@@ -136,6 +150,11 @@ class TrialConfig:
     def budget_samples(self) -> int:
         return max(1, round(self.train.epochs * self.data_size))
 
+    @property
+    def checkpoints(self) -> list[int]:
+        """The samples seen at which the trial is scored (0: the random init)."""
+        return checkpoint_schedule(self.budget_samples, self.eval.first_checkpoint, self.eval.per_octave)
+
     def to_json(self) -> str:
         return json.dumps({**self.identity(), "base_dir": self.data.base_dir}, sort_keys=True)
 
@@ -171,7 +190,7 @@ class Spec:
     trials: tuple[TrialConfig, ...]
     resources: Resources
     model_resources: tuple[tuple[str, Resources], ...]
-    holdout: tuple[tuple[str, tuple[Any, ...]], ...]
+    holdout: tuple[tuple[tuple[str, tuple[Any, ...]], ...], ...]  # rules: a trial matching one is held out
     holdout_above: int | None  # checkpoints past this many samples seen are held out
     source: str
     text: str
@@ -192,16 +211,16 @@ class Spec:
         return dict(self.model_resources).get(model, self.resources)
 
     def is_held_out(self, trial: TrialConfig) -> bool:
-        if not self.holdout:
-            return False
-        return all(getattr(trial, axis) in values for axis, values in self.holdout)
+        return any(all(getattr(trial, axis) in values for axis, values in rule) for rule in self.holdout)
 
 
 @functools.lru_cache(maxsize=256)
 def _plain(section: "TrainConfig | DataConfig | EvalConfig") -> dict[str, Any]:
     """A section as plain JSON-ready data, made once for the many trials that share it (a grid of
     10^5 trials has a handful of distinct sections); a data section without its base_dir, which
-    says where the files are, not what they hold."""
+    says where the files are, and its corpus, which says how much they hold: neither is what a
+    trial trains on."""
     plain = asdict(section)
     plain.pop("base_dir", None)
+    plain.pop("corpus", None)
     return plain

@@ -37,6 +37,7 @@ from orchestrator.sweepfile.fields import (
     read_string,
 )
 from orchestrator.sweepfile.sections import (
+    HoldoutRule,
     base_recipe,
     parse_data,
     parse_eval,
@@ -150,16 +151,18 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
     )
 
 
-def _check_holdout(holdout: tuple[tuple[str, tuple[Any, ...]], ...], trials: Iterable[TrialConfig]) -> None:
+def _check_holdout(holdout: tuple[HoldoutRule, ...], trials: Iterable[TrialConfig]) -> None:
     """A held-out value names something the sweep runs (a typo would hold out nothing)."""
     trials = list(trials)
-    for axis, values in holdout:
-        present = {getattr(t, axis) for t in trials}
-        for index, value in enumerate(values):
-            if value not in present:
-                raise FieldError(
-                    f"holdout.{axis}[{index}]", f"{value!r} is not among the sweep's trials' {axis}s"
-                )
+    for number, rule in enumerate(holdout):
+        path = "holdout" if len(holdout) == 1 else f"holdout[{number}]"
+        for axis, values in rule:
+            present = {getattr(t, axis) for t in trials}
+            for index, value in enumerate(values):
+                if value not in present:
+                    raise FieldError(
+                        f"{path}.{axis}[{index}]", f"{value!r} is not among the sweep's trials' {axis}s"
+                    )
 
 
 def _check_worker_batches(

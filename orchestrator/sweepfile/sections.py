@@ -26,6 +26,7 @@ from orchestrator.sweepfile.sources import DATA_KEYS, SOURCE_RULES, rules_of
 
 __all__ = [
     "TRAIN_DEFAULTS",
+    "HoldoutRule",
     "base_recipe",
     "parse_data",
     "parse_eval",
@@ -191,16 +192,32 @@ def parse_resources(raw: Any) -> tuple[Resources, tuple[tuple[str, Resources], .
     )
 
 
-def parse_holdout(raw: Any) -> tuple[tuple[tuple[str, tuple[Any, ...]], ...], int | None]:
-    """The held-out cells (axis, values) and, for one-run-per-seed designs, the samples seen
-    above which every checkpoint is held out (`samples_above: 32K`: the last octave of 64K)."""
-    entry = read_mapping(raw, "holdout", ("data_size", "model", "objective", "samples_above"))
+HOLDOUT_AXES = ("data_size", "model", "objective")
+HoldoutRule = tuple[tuple[str, tuple[Any, ...]], ...]  # (axis, values): a trial matching every axis
+
+
+def parse_holdout(raw: Any) -> tuple[tuple[HoldoutRule, ...], int | None]:
+    """The held-out cells, as rules a trial is held out by when it matches every axis of one
+    (a mapping is one rule, a list several: the forecast cells of some curves, not others) and,
+    for one-run-per-seed designs, the samples seen above which every checkpoint is held out
+    (`samples_above: 32K`: the last octave of 64K; in a mapping only)."""
+    if isinstance(raw, list):
+        rules = read_list(raw, "holdout")
+        return tuple(_holdout_rule(rule, f"holdout[{i}]", ()) for i, rule in enumerate(rules)), None
+    entry = read_mapping(raw, "holdout", (*HOLDOUT_AXES, "samples_above"))
     above = entry.pop("samples_above", None)
     above = None if above is None else read_size(above, "holdout.samples_above")
-    holdout = []
+    return ((_holdout_rule(entry, "holdout", ("samples_above",)),) if entry else ()), above
+
+
+def _holdout_rule(raw: Any, path: str, beside: tuple[str, ...]) -> HoldoutRule:
+    entry = read_mapping(raw, path, (*HOLDOUT_AXES, *beside))
+    if not entry:
+        raise FieldError(path, "is empty (name at least one of data_size, model, objective)")
+    rule = []
     for axis, values in entry.items():
-        values = read_list(values, f"holdout.{axis}")
+        values = read_list(values, f"{path}.{axis}")
         if axis == "data_size":
-            values = [read_size(v, f"holdout.{axis}[{i}]") for i, v in enumerate(values)]
-        holdout.append((axis, tuple(values)))
-    return tuple(holdout), above
+            values = [read_size(v, f"{path}.{axis}[{i}]") for i, v in enumerate(values)]
+        rule.append((axis, tuple(values)))
+    return tuple(rule)

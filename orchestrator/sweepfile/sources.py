@@ -14,13 +14,14 @@ from orchestrator.sweepfile.fields import (
     read_list,
     read_mapping,
     read_number,
+    read_size,
     read_string,
 )
 
 __all__ = ["DATA_KEYS", "SOURCE_RULES", "SourceRules", "rules_of"]
 
 WORLD_KEYS = ("seed", "synonyms", "nuisance", "mention")
-FILE_KEYS = ("pairs", "documents", "eval", "tokenizer", "vocab_size", "max_len")
+FILE_KEYS = ("pairs", "documents", "corpus", "eval", "tokenizer", "vocab_size", "max_len")
 DATA_KEYS = (*WORLD_KEYS, *FILE_KEYS)
 WORLD_SET = re.compile(r"^world-([1-9][0-9]*)$")
 WORLD_SET_SIZES = (8, 100_000)  # fewer items say nothing; more would not fit an n x n kernel
@@ -104,6 +105,7 @@ class FileRules:
             vocab_size=read_int(data.get("vocab_size", vocab_default), "data.vocab_size", 256, 2**20),
             max_len=read_int(data.get("max_len", 64), "data.max_len", low=4, high=4096),
             base_dir=base_dir,
+            corpus=read_size(data["corpus"], "data.corpus") if "corpus" in data else None,
         )
 
     def eval_set(self, raw: Any) -> tuple[str, int | None]:

@@ -30,6 +30,7 @@ from orchestrator.data.stream import TrialData
 from orchestrator.data.tokenizer import PAD
 from orchestrator.sweepfile import TrialConfig
 from orchestrator.sweepfile.catalog import PRESETS, objective_of, train_flops
+from orchestrator.sweepfile.config import checkpoint_schedule
 from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
@@ -59,17 +60,6 @@ class TrialOutcome:
     samples_seen: int
     last: SavedCheckpoint | None  # the final checkpoint, with every row (None on a follower)
     checkpoints: list[int] = field(default_factory=list)
-
-
-def checkpoint_schedule(budget: int, first: int, per_octave: int) -> list[int]:
-    """Samples-seen targets: 0 (random init), first x 2^(j / per_octave) below the budget, budget."""
-    targets = [0]
-    j = 0
-    while (target := round(first * 2 ** (j / per_octave))) < budget:
-        if target > targets[-1]:
-            targets.append(target)
-        j += 1
-    return [*targets, budget]
 
 
 def get_lr(step: int, total_steps: int, base_lr: float, warmup: float, schedule: str) -> float:

@@ -97,7 +97,40 @@ def test_paper_grid_dry_run(tmp_path):
         "--dry-run",
     )
     assert result.returncode == 0, result.stderr
-    assert "162 trials" in result.stdout and "109M" in result.stdout and "940M" in result.stdout
+    assert "318 trials" in result.stdout and "109M" in result.stdout and "900M" in result.stdout
+    assert "design check of the claims (" in result.stdout
+    assert "): every claim can be decided\n" in result.stdout
+    assert "NEVER" not in result.stdout and "weak" not in result.stdout
+
+
+def test_the_design_check_names_the_faults_of_the_paper_sweep_as_wave_3_shipped_it(tmp_path):
+    """900M held out for NTP: the laws never see the level the 42x is read at; 12 held-out cells:
+    the forecast claim's 0.8 bar is out of reach even at 12 of 12. --strict refuses it, and so
+    does `orch check --design`, before anything runs."""
+    old = str(ROOT / "tests" / "data" / "paper_sweep_v1.yaml")
+    store = ("--store", f"sqlite:///{tmp_path / 'o.db'}")
+    shown = orch(*store, "sweep", old, "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "1 of 15 claims can never be decided by this design; 2 only on weaker evidence" in shown.stdout
+    (forecast,) = [line for line in lines if line.startswith("  law_forecasts: never: ")]
+    assert "12 held-out cells" in forecast and "0.735, below the claimed 0.8" in forecast
+    assert "hold out 17 cells at least" in forecast
+    (gap,) = [line for line in lines if line.startswith("  gap_42x: weak: ")]
+    assert "ntp/base's level at 900M, outside its fitted sizes (largest 260M; 900M is held out)" in gap
+    assert "take 900M out of holdout for ntp/base" in gap
+    strict = (
+        ("sweep", old, "--dry-run", "--strict"),
+        ("sweep", old, "--strict"),
+        ("check", "--design", old, "--strict"),
+    )
+    for command in strict:
+        refused = orch(*store, *command)
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+        assert "claim law_forecasts: the design can never decide it: 12 held-out cells" in refused.stderr
+    assert not (tmp_path / "o.db").exists()
+    payload = json.loads(orch("check", "--design", old, "--json").stdout)
+    assert {c["claim"] for c in payload["design"] if not c["decidable"]} == {"law_forecasts"}
 
 
 def test_a_dry_run_gives_each_trials_workers_and_the_plans_gpu_hours_and_makespan(tmp_path):
@@ -123,8 +156,8 @@ def test_a_dry_run_gives_each_trials_workers_and_the_plans_gpu_hours_and_makespa
     assert workers == {"33M": 1, "base": 8}
     totals = payload["totals"]
     hours = {(r["model"], r["data_size"], r["objective"]): r["wall_hours_est"] for r in payload["trials"]}
-    # 40% of 989 TFLOP/s: a 940M JEPA trial of the BERT-B shape is about two days on one GPU
-    assert 40 < hours[("base", 940_000_000, "jepa_good")] * 8 < 48
+    # 40% of 989 TFLOP/s: a 900M NTP trial of the BERT-B shape is about two days on one GPU
+    assert 48 < hours[("base", 900_000_000, "ntp")] * 8 < 58
     gpu_hours = sum(r["gpu_hours_est"] for r in payload["trials"])
     assert totals["gpu_hours_est"] == pytest.approx(gpu_hours)
     assert totals["makespan_floor_hours"] == pytest.approx(max(max(hours.values()), gpu_hours / 64))

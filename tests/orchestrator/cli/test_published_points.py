@@ -46,10 +46,10 @@ def verdicts(url: str) -> dict[str, dict]:
     return {v["id"]: v for v in json.loads(checked.stdout)["verdicts"]}
 
 
-def test_the_four_published_points_get_six_verdicts_with_reasons_and_decide_nothing(tmp_path):
+def test_the_four_published_points_get_a_verdict_a_claim_with_reasons_and_decide_nothing(tmp_path):
     url = paper_store(tmp_path)
     found = verdicts(url)
-    assert len(found) == 6 and {v["verdict"] for v in found.values()} == {"inconclusive"}
+    assert len(found) == 15 and {v["verdict"] for v in found.values()} == {"inconclusive"}
     assert all(v["reasons"] and v["missing"] for v in found.values())
     assert "a second seed of jepa_good/33M at 21.6M" in found["good_33m_at_21.6M"]["missing"]
     assert any("not measured: objective jepa_bad" in why for why in found["ntp_above_bad"]["reasons"])
@@ -99,7 +99,8 @@ def test_the_report_shows_one_row_a_gap_with_the_published_bound_beside_the_fits
 def test_a_baseline_name_with_several_published_values_is_one_line_naming_them(tmp_path):
     url = paper_store(tmp_path, se=0.002)
     rows = pd.read_csv(PUBLISHED)
-    rows.loc[rows.value == 0.168, "model"] = "JEPA 109M"  # as the CSV held it before
+    rows.loc[rows.value.isin([0.168, 0.184]), "model"] = "JEPA 109M"  # the CSV before each had its name
+    assert rows.duplicated(["model", "metric", "reference", "eval_set"]).any()
     rows.to_csv(tmp_path / "published.csv", index=False)
     assert orch("--store", url, "baselines", "import", str(tmp_path / "published.csv")).returncode == 0
     (tmp_path / "c.yaml").write_text(
@@ -112,13 +113,18 @@ def test_a_baseline_name_with_several_published_values_is_one_line_naming_them(t
     assert "0.184" in line and "0.168" in line and "own model name" in line
 
 
+def test_the_published_csv_gives_each_number_its_own_name():
+    rows = pd.read_csv(PUBLISHED)
+    assert not rows.duplicated(["model", "metric", "reference", "eval_set"]).any()
+
+
 def test_the_planner_names_a_size_both_objectives_lack_before_it_plans_an_order(tmp_path):
     planned = orch("--store", paper_store(tmp_path, se=0.002), "next", CLAIMS, "paper", "--json")
     assert planned.returncode == 0 and "Traceback" not in planned.stderr, planned.stderr
     (plan,) = json.loads(planned.stdout)["plans"]
     (order,) = [need for need in plan["needs"] if need["claim"] == "good_above_ntp"]
-    assert order["what"] == "jepa_good and ntp measured at one size"
+    assert order["what"] == "jepa_good and ntp measured at 260M"
     assert {(run["objective"], run["data_size"]) for run in order["runs"]} == {
-        ("jepa_good", 900_000_000),
-        ("ntp", 21_600_000),
+        ("jepa_good", 260_000_000),
+        ("ntp", 260_000_000),
     }

@@ -21,7 +21,7 @@ def write(path, claims) -> str:
 
 def test_the_shipped_claims_files_read():
     paper = load_claims(ROOT / "sweeps" / "claims" / "jepa_prh.yaml")
-    assert {c.kind for c in paper} == {"gap", "level", "order", "forecast"}
+    assert {c.kind for c in paper} == {"gap", "level", "order", "difference", "forecast"}
     (gap,) = [c for c in paper if c.id == "gap_42x"]
     assert (gap.region.low, gap.region.high, gap.at, gap.model) == (21, 84, 900_000_000, "base")
     spec = load_spec(ROOT / "sweeps" / "goodview_vs_ntp_paper.yaml")

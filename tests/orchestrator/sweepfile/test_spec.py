@@ -114,17 +114,38 @@ def test_shipped_sweeps_validate(name):
     spec = load_spec(ROOT / "sweeps" / name)
     objectives = {t.objective for t in spec.trials}
     assert objectives == {"jepa_good", "jepa_bad", "ntp"}
-    assert {t.seed for t in spec.trials} == {0, 1, 2}
+    assert {0, 1, 2} <= {t.seed for t in spec.trials}
     assert any(spec.is_held_out(t) for t in spec.trials) or spec.holdout_above is not None
 
 
-def test_paper_sweep_holds_the_preprints_grid():
+def test_paper_sweep_holds_the_preprints_sizes_and_spends_900m_where_the_42x_is_read():
     spec = load_spec(ROOT / "sweeps" / "goodview_vs_ntp_paper.yaml")
     sizes = sorted({t.data_size for t in spec.trials})
-    assert sizes[0] == 145_000 and sizes[-1] == 940_000_000
-    assert {21_600_000, 900_000_000} <= set(sizes)
+    assert sizes[0] == 145_000 and sizes[-1] == 900_000_000
+    assert {506_000, 1_770_000, 6_180_000, 21_600_000, 75_000_000, 260_000_000} <= set(sizes)
     assert {t.model for t in spec.trials} == {"33M", "base"}
-    assert spec.data.source == "files" and spec.resources.gpu == 1
+    assert spec.data.source == "files" and spec.resources.gpu == 1 and spec.data.corpus == 940_000_000
+    at_900m = [t for t in spec.trials if t.data_size == 900_000_000]
+    assert {(t.objective, t.model) for t in at_900m} == {("ntp", "base")} and len(at_900m) == 6
+    assert not any(spec.is_held_out(t) for t in at_900m)
+    assert (
+        "corpus" not in at_900m[0].identity()["data"]
+    )  # how much text there is is not what a trial trains on
+    held = [t for t in spec.trials if spec.is_held_out(t)]
+    assert len({(t.objective, t.model, t.data_size) for t in held}) == 24
+    assert not any((t.objective, t.model) in {("jepa_good", "base"), ("ntp", "base")} for t in held)
+
+
+def test_holdout_rules_hold_out_a_trial_matching_any_of_them():
+    """A list of rules holds out what any one of them matches: NTP at 4K, JEPA at 16K."""
+    rules = [{"objective": ["ntp"], "data_size": ["4K"]}, {"objective": ["jepa_good"], "data_size": ["16K"]}]
+    spec = spec_of(holdout=rules)
+    held = {(t.objective, t.data_size) for t in spec.trials if spec.is_held_out(t)}
+    assert held == {("ntp", 4000), ("jepa_good", 16000)}
+    with pytest.raises(SpecError, match=r"holdout\[1\]\.data_size\[0\]: 8000 is not among"):
+        spec_of(holdout=[{"objective": ["ntp"]}, {"data_size": ["8K"]}])
+    with pytest.raises(SpecError, match=r"holdout\[0\]: is empty"):
+        spec_of(holdout=[{}])
 
 
 # --- malformed files: one line naming file and field, exit 2, no traceback ---------------
