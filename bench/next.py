@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from fits.claims.claim import Claim, Region
-from fits.next.beliefs import Cell
+from fits.next.outlook import Cell
 from fits.next.plan import plan_runs
 from fits.planted.calibration import binomial_se, planted_curve, planted_run
 from fits.planted.plan_check import compare_designs, summarize

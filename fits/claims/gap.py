@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fits.claims.claim import Claim, Outcome, Per, Verdict
+from fits.claims.claim import Claim, Kind, Outcome, Per, Verdict
 from fits.claims.common import NO_ESTIMATE, Measured, claim_curve, measured_at, measured_curve, missing_curve
 from fits.curve.bands import forecast
 from fits.curve.curveset import CurveFit, CurveSet, Unfitted
@@ -20,7 +20,10 @@ from fits.curve.level import quantile
 from fits.curve.measured_gap import MeasuredGap, measured_gap
 from foundation.sizes import format_size
 
-__all__ = ["flops_scale", "judge_gap"]
+__all__ = ["LAWS_GAP", "SEED_MEANS_GAP", "flops_scale", "judge_gap", "reads_seed_means"]
+
+LAWS_GAP = "the laws' gap"  # a verdict's basis starts so when the laws' gap carries it
+SEED_MEANS_GAP = "the seed means' gap"  # ... when the model-free gap from the seed means does
 
 
 @dataclass(frozen=True)
@@ -87,14 +90,12 @@ def _read(claim: Claim, law: Gap, means: MeasuredGap, scale: float | None, confi
         )
     if law.identifiable:
         interval = (law.interval[0] * scale, law.interval[1] * scale)
-        basis = f"the laws' gap in {unit} ({confidence:.0%} over the mixture's draws)"
+        basis = f"{LAWS_GAP} in {unit} ({confidence:.0%} over the mixture's draws)"
         return _Reading(claim.region.decide(interval), law.ratio * scale, interval, basis, reasons, [], flags)
     reasons += [f"laws: {why}" for why in law.reasons]
     if means.interval is not None:
         interval = (means.interval[0] * scale, means.interval[1] * scale)
-        basis = (
-            f"the seed means' gap in {unit} (the laws' gap is withheld; {confidence:.0%} over seed resamples)"
-        )
+        basis = f"{SEED_MEANS_GAP} in {unit} ({LAWS_GAP} is withheld; {confidence:.0%} over seed resamples)"
         reasons[0] = f"target level {means.target:.4g} (the seed means')"
         outcome = claim.region.decide(interval)
         return _Reading(outcome, means.ratio * scale, interval, basis, reasons, [], [])
@@ -109,6 +110,15 @@ def _read(claim: Claim, law: Gap, means: MeasuredGap, scale: float | None, confi
     return _Reading(
         outcome, None, interval, basis, reasons, missing if outcome is Outcome.INCONCLUSIVE else [], []
     )
+
+
+def reads_seed_means(verdict: Verdict) -> bool:
+    """Whether a gap's verdict reads the seed means' gap, or will once their noise is measured:
+    the laws' gap withheld, B measured at the claim's `at`, and A's means crossing its level
+    between two measured sizes."""
+    if verdict.claim.kind is not Kind.GAP or verdict.claim.at is None or verdict.basis.startswith(LAWS_GAP):
+        return False
+    return verdict.measured is not None and verdict.measured.get("ratio") is not None
 
 
 def _without_laws(claim: Claim, curves: CurveSet, confidence: float) -> Verdict:

@@ -19,17 +19,18 @@
 - `MeansBelief` (an order; a level where it was measured): seed means. A run adds k seeds at
   every measured size it covers; the standard errors shrink, and each mean moves by its
   preposterior spread.
+- `MeansGapBelief` (`fits.next.means_gap`): a gap whose verdict reads the seed means, the
+  laws' gap withheld; planned on that estimator, not on the laws.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from fits.claims.claim import Claim, Per
+from fits.claims.claim import Claim, Per, Verdict
 from fits.claims.common import SIZE_PRECISION, claim_curve, measured_curve
-from fits.claims.gap import flops_scale
+from fits.claims.gap import flops_scale, reads_seed_means
 from fits.claims.kinds import CATALOG, Estimator
 from fits.curve.curveset import CurveFit, CurveSet
 from fits.curve.ensemble import DRAWS, Ensemble, build_ensemble
@@ -37,24 +38,15 @@ from fits.curve.fit import shares_noise
 from fits.curve.gaps import GRID, MAX_SPAN, REACH, crossing, default_target
 from fits.curve.level import LEVEL, quantile, tails
 from fits.curve.settings import FitSettings, Points
+from fits.next.means_gap import MeansGapBelief
+from fits.next.outlook import KNOWN, OUTCOMES, Cell, Landed, Outlook
 from fits.next.seed_noise import seed_noise
 
-__all__ = [
-    "FLOOR",
-    "MIN_EFFECTIVE",
-    "OUTCOMES",
-    "Cell",
-    "Landed",
-    "Outlook",
-    "belief_of",
-    "planned",
-]
+__all__ = ["FLOOR", "MIN_EFFECTIVE", "belief_of", "planned"]
 
 FLOOR = 0.005  # the least weight a fitted law keeps in a plan's mixture (all of them: inside a tail)
-OUTCOMES = 48  # simulated truths behind each expected width
 SLOTS = 16  # independent noise draws per (curve, size): repeats of one cell use the next
 MIN_EFFECTIVE = 50.0  # fewer reweighted draws than this (median over outcomes): the draws run out
-KNOWN = 10**6  # the dof of a given SE: taken as known, its interval as good as normal
 
 
 def planned(claim: Claim) -> bool:
@@ -63,45 +55,19 @@ def planned(claim: Claim) -> bool:
     return CATALOG[claim.kind].planned(claim)
 
 
-@dataclass(frozen=True)
-class Cell:
-    """A candidate: `seeds` new runs of (objective, model) on `samples` samples, costing `flops`
-    (samples where the store has no FLOPs for it)."""
-
-    objective: str
-    model: str
-    samples: float
-    seeds: int
-    flops: float
-
-
-@dataclass(frozen=True)
-class Outlook:
-    """A claim's expected interval width after some runs land (ln high/low for a ratio), the
-    chance its verdict is then decided and, for a gap, that the laws' gap is identifiable."""
-
-    width: float
-    decided: float
-    identifiable: float | None = None
-    effective: float | None = None  # median effective number of reweighted draws (law-based claims)
-
-
-@dataclass(frozen=True)
-class Landed:
-    """The candidate runs assumed landed, and (a `DrawBelief`'s) the log-likelihood of each
-    simulated outcome on each draw with how many runs each (objective, fitted S) got: a value
-    the planner holds for its picks and extends by one candidate at a time (`land`)."""
-
-    cells: tuple[Cell, ...] = ()
-    logw: np.ndarray | None = None  # (OUTCOMES, D)
-    used: tuple[tuple[tuple[str, float], int], ...] = ()
-
-
-def belief_of(claim: Claim, curves: CurveSet, settings: FitSettings, seed: int = 0):
-    """A claim's belief on these curves: `DrawBelief` or `MeansBelief`, as its kind's estimator says."""
+def belief_of(
+    claim: Claim, curves: CurveSet, settings: FitSettings, seed: int = 0, verdict: Verdict | None = None
+):
+    """A claim's belief on these curves, on the estimator its verdict reads: `DrawBelief`,
+    `MeansBelief`, or (a gap whose laws' gap is withheld while the seed means read it)
+    `MeansGapBelief`."""
     seen = {name: measured_curve(curves, claim, name) for name in claim.objectives}
     every_checkpoint = settings.points is Points.ALL
     estimator = CATALOG[claim.kind].estimator
+    if verdict is not None and reads_seed_means(verdict):
+        a, b = seen[claim.faster], seen[claim.slower]
+        scale = flops_scale(curves, claim, a, b) if claim.per is Per.FLOPS else None
+        return MeansGapBelief(claim, a, b, every_checkpoint, seed, scale or 1.0)
     if estimator is Estimator.MEANS:
         return MeansBelief(claim, [seen[claim.above], seen[claim.below]], every_checkpoint, seed)
     points = seen[claim.objectives[0]].seen
@@ -200,11 +166,16 @@ class DrawBelief:
         """The S at which a run adds its point to the law: its largest fitted checkpoint."""
         return min(cell.samples, self.fitted_up_to) if self.fitted_up_to else cell.samples
 
+    def _on_curve(self, cell: Cell) -> bool:
+        """Whether the cell runs one of the claim's curves (its objective on that curve's model)."""
+        curve = self.curves.get(cell.objective)
+        return curve is not None and cell.model == curve.key.model
+
     def land(self, prior: Landed, cell: Cell) -> Landed:
         """`prior` with one more run landed: its outcome's log-likelihood on each draw added,
         drawn from its (objective, fitted S)'s next noise slot."""
         logw, used = prior.logw.copy(), dict(prior.used)
-        if cell.objective in self.ensembles:
+        if self._on_curve(cell):
             samples = self._informs(cell)
             draws = self._at(cell.objective, samples)
             slot = used.get((cell.objective, samples), 0)
@@ -264,7 +235,7 @@ class DrawBelief:
         found = {}
         for name, curve in self.curves.items():
             seeds: dict[float, int] = {}
-            for cell in (c for c in cells if c.objective == name):
+            for cell in (c for c in cells if c.objective == name and self._on_curve(c)):
                 at = self._informs(cell)
                 seeds[at] = seeds.get(at, 0) + cell.seeds
             added = sum(seeds.values())
@@ -335,7 +306,7 @@ class MeansBelief:
         else:  # an order: the sizes both measured
             sizes, i, j = np.intersect1d(seen[0].samples, seen[1].samples, return_indices=True)
             index = [i, j]
-        self.objectives = [c.key.objective for c in curves]
+        self.curves = [(c.key.objective, c.key.model) for c in curves]
         self.sizes = sizes
         self.means = [p.mean[ix] for p, ix in zip(seen, index, strict=True)]
         self.counts = [p.seeds[ix].astype(float) for p, ix in zip(seen, index, strict=True)]
@@ -362,15 +333,15 @@ class MeansBelief:
         return Landed((*prior.cells, cell))
 
     def outlook(self, landed: Landed) -> Outlook:
-        added = [np.zeros(len(self.sizes)) for _ in self.objectives]
+        added = [np.zeros(len(self.sizes)) for _ in self.curves]
         for cell in landed.cells:
-            for term, objective in enumerate(self.objectives):
-                if cell.objective == objective:
+            for term, curve in enumerate(self.curves):
+                if (cell.objective, cell.model) == curve:
                     added[term] += cell.seeds * self._covers(cell)
         outcome = np.zeros((OUTCOMES, len(self.sizes)))
         variance = np.zeros(len(self.sizes))
         dof = min(d + int(a.max()) for d, a in zip(self.dof, added, strict=True))
-        for term, sign in zip(range(len(self.objectives)), (1.0, -1.0), strict=False):
+        for term, sign in zip(range(len(self.curves)), (1.0, -1.0), strict=False):
             before = self.sds[term] ** 2 / self.counts[term]
             after = self.sds[term] ** 2 / (self.counts[term] + added[term])
             moved = np.sqrt(np.maximum(before - after, 0.0))

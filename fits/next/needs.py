@@ -9,12 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fits.claims.claim import Claim
+from fits.claims.claim import Claim, Per, Verdict
 from fits.claims.common import SIZE_PRECISION, measured_at, measured_curve
+from fits.claims.gap import flops_scale, reads_seed_means
 from fits.claims.kinds import CATALOG, Estimator
 from fits.curve.curveset import CurveSet, Unfitted
 from fits.curve.laws import LAWS
-from fits.next.beliefs import Cell
+from fits.next.outlook import Cell
 from foundation.sizes import format_size
 
 __all__ = ["Need", "needs_of"]
@@ -29,8 +30,15 @@ class Need:
     cells: tuple[Cell, ...]  # the candidate runs that would supply it, cheapest first
 
 
-def needs_of(claim: Claim, curves: CurveSet, cells: Sequence[Cell]) -> list[Need]:
-    """What the claim lacks before its interval can be planned on (none: plan it)."""
+def needs_of(
+    claim: Claim, curves: CurveSet, cells: Sequence[Cell], verdict: Verdict | None = None
+) -> list[Need]:
+    """What the claim lacks before its interval can be planned on (none: plan it), for the
+    estimator its verdict reads (`verdict`: the seed means' gap, where the laws' is withheld)."""
+    if claim.per is Per.FLOPS and not _flops_known(claim, curves):
+        return [Need(claim.id, "FLOPs per sample of both objectives (an import's flops column)", ())]
+    if verdict is not None and reads_seed_means(verdict):
+        return _means_gap_needs(claim, curves, cells)
     found: list[Need] = []
     for objective in claim.objectives:
         curve = measured_curve(curves, claim, objective)
@@ -53,6 +61,31 @@ def needs_of(claim: Claim, curves: CurveSet, cells: Sequence[Cell]) -> list[Need
             )
             found.append(Need(claim.id, what, _cheapest(new)))
     return found + _shared_size(claim, curves, cells)
+
+
+def _flops_known(claim: Claim, curves: CurveSet) -> bool:
+    pair = [measured_curve(curves, claim, name) for name in (claim.faster, claim.slower)]
+    return None in pair or flops_scale(curves, claim, *pair) is not None
+
+
+def _means_gap_needs(claim: Claim, curves: CurveSet, cells: Sequence[Cell]) -> list[Need]:
+    """The seed means' gap has an interval once each measured size of both curves has 2 seeds
+    (`fits.curve.measured_gap`): a second seed at each size that has one."""
+    found = []
+    for objective in (claim.faster, claim.slower):
+        curve = measured_curve(curves, claim, objective)
+        points = curve.seen
+        for samples in points.samples[points.seeds < 2]:
+            at = [
+                c
+                for c in cells
+                if (c.objective, c.model) == (objective, curve.key.model)
+                and np.isclose(c.samples, samples, rtol=SIZE_PRECISION)
+            ]
+            name = f"{objective}/{curve.key.model}"
+            what = f"a second seed of {name} at {format_size(samples)} (the seed means' gap)"
+            found.append(Need(claim.id, what, _cheapest(at)))
+    return found
 
 
 def _shared_size(claim: Claim, curves: CurveSet, cells: Sequence[Cell]) -> list[Need]:

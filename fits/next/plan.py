@@ -9,7 +9,7 @@ cells in, a frozen `Plan` out. What the picks so far do to each claim is an expl
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,8 +19,9 @@ from fits.claims.common import measured_curve
 from fits.claims.kinds import CATALOG
 from fits.curve.curveset import CurveSet
 from fits.curve.settings import FitSettings
-from fits.next.beliefs import MIN_EFFECTIVE, Cell, Landed, Outlook, belief_of, planned
+from fits.next.beliefs import MIN_EFFECTIVE, belief_of, planned
 from fits.next.needs import Need, needs_of
+from fits.next.outlook import Cell, Landed, Outlook
 
 __all__ = [
     "PLANNED_IN_REPORT",
@@ -108,16 +109,16 @@ def plan_runs(
     FLOPs or `runs` runs are spent or no cell narrows any claim. The reduction is per unit of
     what the cell uses of the scarcer limit (`_cost`): per FLOP under a budget alone, per run
     under a run count alone (FLOPs unknown: samples)."""
-    needs = [need for claim in claims for need in needs_of(claim, curves, cells)]
+    judged = {v.claim.id: v for v in verdicts}
+    needs = [need for claim in claims for need in needs_of(claim, curves, cells, judged.get(claim.id))]
     first = _first_runs(needs, budget, runs)
     lacking = {need.claim for need in needs}
     claims = [claim for claim in claims if claim.id not in lacking]
     budget = None if budget is None else budget - sum(c.flops for c in first)
     runs = None if runs is None else runs - sum(c.seeds for c in first)
-    beliefs = {claim.id: belief_of(claim, curves, settings, seed) for claim in claims}
+    beliefs = {claim.id: belief_of(claim, curves, settings, seed, judged.get(claim.id)) for claim in claims}
     nothing = {claim_id: belief.nothing() for claim_id, belief in beliefs.items()}
     now = {claim_id: belief.outlook(nothing[claim_id]) for claim_id, belief in beliefs.items()}
-    judged = {v.claim.id: v for v in verdicts}
     measured = {c.id: interval_width(c, judged[c.id].interval) if c.id in judged else None for c in claims}
     notes = [f"{claim_id}: {note}" for claim_id, belief in beliefs.items() for note in belief.notes]
     ranked = sorted((_scored(beliefs, now, now, nothing, c, c.flops) for c in cells), key=lambda p: -p.gain)
@@ -184,11 +185,18 @@ def _scored(beliefs: dict, now: dict, current: dict, landed: dict, cell: Cell, c
     return Pick(cell, outlooks, narrowed, narrowed / cost, after)
 
 
-def candidate_cells(curves: CurveSet, claims: Sequence[Claim], sizes: Sequence[int]) -> list[Cell]:
+def candidate_cells(
+    curves: CurveSet,
+    claims: Sequence[Claim],
+    sizes: Sequence[int],
+    corpus: int | None = None,
+    per_sample: Mapping[tuple[str, str], float] | None = None,
+) -> list[Cell]:
     """Every (objective, model, data size, seeds) a claim's curves could add: `sizes` (the
     sweep's data sizes; where none are given, every size the claim's curves measured and its
-    `at`) and one octave beyond each end, 1 to 3 new seeds; FLOPs from the store's FLOPs per
-    sample (else samples)."""
+    `at`) and one octave beyond each end, 1 to 3 new seeds, none past `corpus` (the samples
+    one epoch of the training text holds: more would repeat it). FLOPs from the store's FLOPs
+    per sample, else `per_sample` (a sweep file's FLOPs model), else samples."""
     cells = {}
     for claim in claims:
         seen = [measured_curve(curves, claim, objective) for objective in claim.objectives]
@@ -198,11 +206,14 @@ def candidate_cells(curves: CurveSet, claims: Sequence[Claim], sizes: Sequence[i
             if curve is None:
                 continue
             model = curve.key.model
-            per_sample = curves.flops_per_sample.get((objective, model)) or 1.0
+            key = (objective, model)
+            cost = curves.flops_per_sample.get(key) or (per_sample or {}).get(key)
             for samples in [axis[0] // 2, *axis, axis[-1] * 2]:
+                if corpus is not None and samples > corpus:
+                    continue
                 for seeds in SEEDS:
                     cells[(objective, model, samples, seeds)] = Cell(
-                        objective, model, float(samples), seeds, per_sample * samples * seeds
+                        objective, model, float(samples), seeds, (cost or 1.0) * samples * seeds
                     )
     return list(cells.values())
 

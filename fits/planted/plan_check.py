@@ -18,7 +18,7 @@ from fits.claims.verdicts import judge
 from fits.curve.fit import curve_points
 from fits.curve.laws import broken, logistic, power, saturating
 from fits.curve.settings import FitSettings
-from fits.next.beliefs import Cell
+from fits.next.outlook import Cell
 from fits.next.plan import plan_runs
 from fits.planted.calibration import CLAIMS, planted_curve, planted_run
 from fits.planted.procedure import SIGMA, draw_truth

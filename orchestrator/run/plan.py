@@ -29,6 +29,7 @@ __all__ = [
     "estimated_seconds",
     "makespan",
     "plan",
+    "sample_flops",
     "totals",
     "trial_rows",
 ]
@@ -123,6 +124,15 @@ def plan(spec: Spec, statuses: dict[str, str], throughput: Throughput = Throughp
             }
         )
     return rows
+
+
+def sample_flops(spec: Spec, objective: str, model: str) -> float | None:
+    """The dry run's training FLOPs for one sample of (objective, model) on the spec's data
+    (None: orch has no such model shape)."""
+    if model not in PRESETS:
+        return None
+    shape = source_of(spec.data).shape(spec.data)
+    return train_flops(PRESETS[model], objective, shape.tokens_per_sample, shape.vocab_size)
 
 
 def _training_flops(trial: TrialConfig, shape: TextShape) -> float:

@@ -1,6 +1,8 @@
 """A recorded sweep file rewritten with more runs in its `include:` (`orch next --write`): each
 run a seed its objective and model never ran, the file's relative paths made absolute against
-its own folder, so that the new file runs from anywhere and `orch sweep` runs only the new runs."""
+its own folder, so that the new file runs from anywhere and `orch sweep` runs only the new runs.
+For a sweep orch did not train (an import), a template sweep file gives the data, recipe and
+resources, and the file written holds the picked runs alone (`runs_only`)."""
 
 import itertools
 from pathlib import Path
@@ -12,7 +14,7 @@ from orchestrator.errors import InputError
 from orchestrator.sweepfile.imported import imported_design
 from orchestrator.sweepfile.load import parse_spec
 
-__all__ = ["with_runs"]
+__all__ = ["runs_only", "with_runs"]
 
 
 class Run(Protocol):
@@ -45,6 +47,42 @@ def with_runs(name: str, text: str, source: str, runs: list[Run]) -> str:
     raw["include"] = include
     _absolute_paths(raw, base)
     header = f"# orch next: {name} with the picked runs in include (orch sweep skips what is done)\n"
+    return header + yaml.safe_dump(raw, sort_keys=False)
+
+
+def runs_only(name: str, text: str, source: str, runs: list[Run]) -> str:
+    """The template sweep file `text` (read from `source`) running `runs` alone, as sweep `name`:
+    its grid, include, exclude and holdout replaced by the runs (seeds from 0 for each objective
+    and model), and no claims (they name curves these runs alone do not hold: judge them where
+    the runs are imported back). The result is read back as a sweep file before it is returned."""
+    if not runs:
+        raise InputError("no run was picked: nothing to write")
+    raw = yaml.safe_load(text)
+    base = Path(source).resolve().parent
+    parse_spec(raw, source, read_claims=False, base_dir=base)  # the template reads as it is
+    counts: dict[tuple[str, str], int] = {}
+    cells = []
+    for run in runs:
+        for _ in range(run.seeds):
+            seed = counts.get((run.objective, run.model), 0)
+            counts[(run.objective, run.model)] = seed + 1
+            cells.append(
+                {"objective": run.objective, "model": run.model, "data_size": int(run.samples), "seed": seed}
+            )
+    first, *rest = cells
+    for key in ("include", "exclude", "holdout", "claims"):
+        raw.pop(key, None)
+    raw["name"] = name
+    raw["grid"] = {axis: [value] for axis, value in first.items()}
+    if rest:
+        raw["include"] = rest
+    _absolute_paths(raw, base)
+    parse_spec(raw, source, read_claims=False, base_dir=base)
+    header = (
+        f"# orch next: the picked runs on {Path(source).name}'s data, recipe and resources. To judge\n"
+        f"# them with the runs they complete: orch sweep THIS.yaml; orch export {name} --out x;\n"
+        "# orch import x/measurements.csv --sweep THE_IMPORTED_SWEEP\n"
+    )
     return header + yaml.safe_dump(raw, sort_keys=False)
 
 

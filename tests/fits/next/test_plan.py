@@ -12,7 +12,8 @@ from fits.claims.verdicts import judge
 from fits.curve.fit import curve_points
 from fits.curve.laws import saturating
 from fits.curve.settings import FitSettings
-from fits.next.beliefs import Cell, belief_of
+from fits.next.beliefs import belief_of
+from fits.next.outlook import Cell
 from fits.next.plan import plan_runs
 from fits.next.seed_noise import seed_noise
 from fits.planted.calibration import CLAIMS, planted_curve, planted_run

@@ -91,7 +91,7 @@ def test_a_claims_file_is_planned_like_the_sweeps_own(store, tmp_path):
 
 def test_a_bound_with_no_value_reads_as_the_verdict_table_shows_it():
     from fits.claims.claim import Claim, Region, Verdict
-    from orchestrator.cli.planning import _interval
+    from orchestrator.cli.plan_text import interval
 
     gap = Claim("g", "gap", "", "test", Region(21, 84), faster="a", slower="b")
-    assert _interval(Verdict(gap, "inconclusive", None, (2.5, float("inf")), "a bound")) == "- [2.5x, inf]"
+    assert interval(Verdict(gap, "inconclusive", None, (2.5, float("inf")), "a bound")) == "- [2.5x, inf]"
