@@ -132,6 +132,8 @@ def _points_read(claim: Claim, curve) -> list[float]:
         return []
     if claim.at is not None and measured_at(curve, claim.at) is not None:
         return [claim.at]
+    if claim.at is not None and CATALOG[claim.kind].estimator is Estimator.MEANS:
+        return []  # an order or a difference at a size not measured: `_shared_size` asks for it first
     return [float(s) for s in curve.seen.samples]
 
 

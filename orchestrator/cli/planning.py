@@ -161,16 +161,19 @@ def next_runs(
         picked = [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))]
         _write(write_to, store, sweep_name, picked, template)
     limit = corpus_note(corpus)
+    free = _releases(open_claims)
     if as_json:
         emit_json(
             {
                 "sweep": sweep_name,
                 "corpus": corpus,
+                "free": free,
                 "plans": [plan_json(run, plan, costs) for run, plan in plans],
             }
         )
     else:
-        click.echo("\n\n".join(plan_text(run, plan, costs) for run, plan in plans) + f"\nnote: {limit}")
+        shown = [f"free: {line}" for line in free] + [f"note: {limit}"]
+        click.echo("\n\n".join(plan_text(run, plan, costs) for run, plan in plans) + "\n" + "\n".join(shown))
     if write_to is not None and template is not None:
         say(
             f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then export them and "
@@ -178,6 +181,29 @@ def next_runs(
         )
     elif write_to is not None:
         say(f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then 'orch check'")
+
+
+def _releases(open_claims: list[tuple[Any, list]]) -> list[str]:
+    """The runs that cost nothing: a held-out size an open gap reads its level at (the runs
+    exist; released, the laws see the level the claim is read at). Not scored: a refit decides."""
+    from fits.claims.common import SIZE_PRECISION, claim_curve
+
+    found = []
+    for run, claims in open_claims:
+        for claim in (c for c in claims if c.kind == "gap" and c.at is not None):
+            curve = claim_curve(run.curves, claim, claim.slower)
+            held = [
+                h for h in (curve.held_out if curve else ()) if abs(h.samples / claim.at - 1) < SIZE_PRECISION
+            ]
+            if held:
+                name = f"{claim.slower}/{curve.key.model}"
+                found.append(
+                    f"{claim.id}: release {format_size(claim.at)} of {name} from the holdout "
+                    f"({held[0].seeds} seed(s), already run): its laws then see the level the claim "
+                    "reads, and the forecast claim loses that cell (edit holdout in the sweep file, or "
+                    "--holdout-above at import, then orch check)"
+                )
+    return found
 
 
 def _check_budget(budget: float | None, candidates: list[tuple[Any, Any, list]], costs: Costs) -> None:

@@ -140,3 +140,27 @@ def test_write_with_a_template_gives_an_imported_sweep_a_runnable_sweep_file(tmp
     assert spec.name == "sparse_next" and "claims" not in plan and "holdout" not in plan
     assert len(spec.trials) == 3 and spec.data.corpus == CORPUS and spec.resources.gpu == 1
     assert all(t.data_size <= CORPUS for t in spec.trials)
+
+
+def test_a_held_out_size_the_gap_reads_is_named_as_a_free_release(tmp_path):
+    """The old design's import: NTP's 900M cells held out of its laws. Releasing them costs no
+    run; the plan names it, and buys NTP seeds at 900M and JEPA seeds where it crosses."""
+    from tests.orchestrator.cli.test_import import paper_curves
+
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    logs = paper_curves(tmp_path / "logs.csv")
+    imported = orch("--store", url, "import", logs, "--sweep", "paper", "--holdout-above", "300M")
+    assert imported.returncode == 0, imported.stderr
+    found = orch(
+        "--store", url, "next", CLAIMS, "paper", "--claim", "gap_42x", "--template", TEMPLATE, "--json"
+    )
+    assert found.returncode == 0, found.stderr
+    payload = json.loads(found.stdout)
+    (free,) = payload["free"]
+    assert free.startswith("gap_42x: release 900M of ntp/base from the holdout (3 seed(s), already run)")
+    (plan,) = payload["plans"]
+    assert {(p["objective"], p["data_size"]) for p in plan["picks"]} <= {
+        ("ntp", 900_000_000),
+        ("jepa_good", 21_600_000),
+        ("jepa_good", 75_000_000),
+    }
