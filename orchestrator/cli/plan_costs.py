@@ -10,7 +10,7 @@ import yaml
 
 from foundation.sizes import format_size
 
-__all__ = ["Costs", "corpus_note", "costs_of", "sweep_file"]
+__all__ = ["Costs", "corpus_in", "corpus_note", "costs_of", "sweep_file"]
 
 
 @dataclass(frozen=True)
@@ -68,10 +68,22 @@ def costs_of(spec: Any, throughput: Any, price: float | None, open_claims: list[
     return Costs(per_sample, throughput, on_gpus, price, spec.source)
 
 
-def corpus_note(corpus: int | None) -> str:
-    if corpus is None:
+def corpus_in(spec: Any) -> int | None:
+    """The samples one epoch of the sweep file's training text holds (`orchestrator.data.files`),
+    None where nothing says (the embedded world makes new samples: no corpus)."""
+    from orchestrator.data.files import corpus_of
+
+    return corpus_of(spec.data) if spec is not None and spec.data.source == "files" else None
+
+
+def corpus_note(corpus: int | None, spec: Any) -> str:
+    if corpus is not None:
         return (
-            "the corpus's size is unknown: a candidate may pass one epoch of the training text "
-            "(give --corpus, or data.corpus in the sweep file)"
+            f"no candidate passes the corpus's {format_size(corpus)} samples (one epoch of the training text)"
         )
-    return f"no candidate passes the corpus's {format_size(corpus)} samples (one epoch of the training text)"
+    if spec is not None and spec.data.source == "world":
+        return "the embedded world makes new samples for every run: no corpus bounds the candidates"
+    return (
+        "the corpus's size is unknown: a candidate may pass one epoch of the training text "
+        "(give --corpus, or data.corpus in the sweep file)"
+    )

@@ -26,7 +26,7 @@ from orchestrator.cli.common import (
 )
 from orchestrator.cli.group import cli
 from orchestrator.cli.heartbeat import doing, working
-from orchestrator.cli.plan_costs import Costs, corpus_note, costs_of, sweep_file
+from orchestrator.cli.plan_costs import Costs, corpus_in, corpus_note, costs_of, sweep_file
 from orchestrator.cli.plan_text import interval, plan_json, plan_text, unit
 from orchestrator.cli.results import sweep_design
 from orchestrator.errors import InputError
@@ -131,7 +131,7 @@ def next_runs(
             f"sweep {sweep_name} was imported: orch cannot train its runs without a sweep file; "
             "give --template SWEEP.yaml (its data, recipe and resources) with --write"
         )
-    corpus = corpus or (spec.data.corpus if spec is not None else None)
+    corpus = corpus or corpus_in(spec)
     # the planner runs once, here: the fits behind the verdicts plan nothing
     doing(f"fitting sweep {sweep_name}'s curves and judging its {len(stated)} claims")
     checked = claim_runs(store, sweep_name, design, stated, command="next", detail=False, next_runs=False)
@@ -160,8 +160,8 @@ def next_runs(
     if write_to is not None:
         picked = [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))]
         _write(write_to, store, sweep_name, picked, template)
-    limit = corpus_note(corpus)
-    free = _releases(open_claims)
+    limit = corpus_note(corpus, spec)
+    free = _releases(open_claims, _released_refit(store, sweep_name, design, stated))
     if as_json:
         emit_json(
             {
@@ -183,10 +183,13 @@ def next_runs(
         say(f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then 'orch check'")
 
 
-def _releases(open_claims: list[tuple[Any, list]]) -> list[str]:
+def _releases(open_claims: list[tuple[Any, list]], refit: Any) -> list[str]:
     """The runs that cost nothing: a held-out size an open gap reads its level at (the runs
-    exist; released, the laws see the level the claim is read at). Not scored: a refit decides."""
+    exist; released, the laws see the level the claim is read at). Where the holdout is the
+    sweep's samples_above, `refit()` judges the claims with it released (verdicts by id), and
+    the line gives the width that refit has; else a refit after editing the holdout decides."""
     from fits.claims.common import SIZE_PRECISION, claim_curve
+    from fits.report.claims import width_text
 
     found = []
     for run, claims in open_claims:
@@ -195,15 +198,53 @@ def _releases(open_claims: list[tuple[Any, list]]) -> list[str]:
             held = [
                 h for h in (curve.held_out if curve else ()) if abs(h.samples / claim.at - 1) < SIZE_PRECISION
             ]
-            if held:
-                name = f"{claim.slower}/{curve.key.model}"
-                found.append(
-                    f"{claim.id}: release {format_size(claim.at)} of {name} from the holdout "
-                    f"({held[0].seeds} seed(s), already run): its laws then see the level the claim "
-                    "reads, and the forecast claim loses that cell (edit holdout in the sweep file, or "
-                    "--holdout-above at import, then orch check)"
-                )
+            if not held:
+                continue
+            line = (
+                f"{claim.id}: release {format_size(claim.at)} of {claim.slower}/{curve.key.model} from "
+                f"the holdout ({held[0].seeds} seed(s), already run): its laws then see the level the "
+                "claim reads, and the forecast claim loses that cell"
+            )
+            released = refit()
+            if released is None:
+                found.append(line + " (edit the sweep file's holdout, then orch check)")
+                continue
+            before = next(v for v in run.verdicts if v.claim.id == claim.id)
+            after = released[claim.id]
+            widths = [width_text(claim.kind, _width(claim, v)) for v in (before, after)]
+            found.append(
+                f"{line}; a refit with it released: width {widths[0]} -> {widths[1]}, "
+                f"{before.verdict} -> {after.verdict} (--holdout-above at import, or holdout.samples_above)"
+            )
     return found
+
+
+def _width(claim: Any, verdict: Any) -> float:
+    from fits.next.plan import interval_width
+
+    width = interval_width(claim, verdict.interval)
+    return float("inf") if width is None else width
+
+
+def _released_refit(store: Any, sweep_name: str, design: Any, claims: Any) -> Any:
+    """A function judging the claims with the sweep's samples_above holdout released, once, on
+    first call (verdicts by claim id); None where the holdout is not samples_above (per-trial
+    holdout rules are recorded with the trials: only a new sweep file releases them)."""
+    import dataclasses
+    import functools
+
+    if design.holdout_above is None:
+        return lambda: None
+
+    @functools.cache
+    def refit() -> dict[str, Any]:
+        released = dataclasses.replace(design, holdout_above=None)
+        checked = claim_runs(
+            store, sweep_name, released, claims, command="next", detail=False, next_runs=False
+        )
+        return {v.claim.id: v for v in checked.verdicts}
+
+    return refit
 
 
 def _check_budget(budget: float | None, candidates: list[tuple[Any, Any, list]], costs: Costs) -> None:

@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 
 from orchestrator.data.matrices import DataError, check_matrix, load_arrays
-from orchestrator.data.shards import parquet_batches, read_rows, resolve_shards, rows_of
+from orchestrator.data.shards import parquet_batches, parquet_rows, read_rows, resolve_shards, rows_of
 from orchestrator.sweepfile import DataConfig
 
 __all__ = [
     "CHECKED_ROWS",
     "DataError",
     "check_files",
+    "corpus_of",
     "document_shards",
     "iter_documents",
     "iter_pairs",
@@ -50,6 +51,23 @@ def pair_shards(data: DataConfig) -> list[Path]:
 
 def document_shards(data: DataConfig) -> list[Path]:
     return resolve_shards(data.documents, Path(data.base_dir), "data.documents")
+
+
+def corpus_of(data: DataConfig) -> int | None:
+    """The caption pairs one epoch of the training text holds: `data.corpus` where the file states
+    it, else the Parquet shards' row counts where every shard is Parquet with caption_a and
+    caption_b (their footers: no row is read); None where neither says (JSONL is not counted:
+    a pass over 10^9 rows is no dry-run step)."""
+    if data.corpus is not None:
+        return data.corpus
+    try:
+        shards = pair_shards(data)
+    except DataError:
+        return None
+    counts = [
+        parquet_rows(path, list(PAIR_COLUMNS)) if path.suffix == ".parquet" else None for path in shards
+    ]
+    return None if not counts or None in counts else sum(counts)
 
 
 def iter_pairs(shards: list[Path]) -> Iterator[tuple[str, str]]:

@@ -97,6 +97,14 @@ def parquet_batches(path: Path, columns: list[str] | None = None) -> Iterator[tu
     return _batches(path, parquet.iter_batches(batch_size=8192, columns=columns))
 
 
+def parquet_rows(path: Path, columns: list[str]) -> int | None:
+    """A Parquet file's row count from its footer, read without a row (None: it lacks a column)."""
+    parquet = _parquet_file(path)
+    if not set(columns) <= set(parquet.schema_arrow.names):
+        return None
+    return int(parquet.metadata.num_rows)
+
+
 def _batches(path: Path, batches: Iterator[Any]) -> Iterator[tuple[int, Any]]:
     before = 0
     while True:

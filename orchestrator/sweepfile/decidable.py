@@ -67,6 +67,10 @@ class _Curve:
     fitted: tuple[int, ...]  # sizes with a trial not held out, ascending
     seeds: dict[int, int]  # size -> trials run there, held out or not
 
+    def seeds_at(self, samples: int) -> int:
+        """The trials giving a point at `samples`, to the 3 digits a claim writes sizes in."""
+        return sum(n for size, n in self.seeds.items() if abs(size / samples - 1) <= SIZE_PRECISION)
+
 
 def check_design(spec: Spec, rows: Sequence[dict]) -> tuple[ClaimDesign, ...]:
     """Each of the spec's claims against its design; `rows`: the dry run's (`orchestrator.run.plan.plan`)."""
@@ -165,9 +169,9 @@ def _gap(claim: Claim, faster: _Curve, slower: _Curve):
     at = claim.at
     if not slower.fitted or slower.fitted[-1] < at * (1 - SIZE_PRECISION):
         largest = format_size(slower.fitted[-1]) if slower.fitted else "none"
-        held = at in slower.seeds
+        held = slower.seeds_at(at) > 0
         fix = f"take {format_size(at)} out of holdout" if held else f"run and fit {format_size(at)}"
-        means = slower.seeds.get(at, 0) >= 2 and max(faster.seeds.values()) >= 2
+        means = slower.seeds_at(at) >= 2 and max(faster.seeds.values()) >= 2
         yield Fault(
             f"the gap reads {slower.name}'s level at {format_size(at)}, outside its fitted sizes "
             f"(largest {largest}{'; ' + format_size(at) + ' is held out' if held else ''}): the laws' "
@@ -189,7 +193,7 @@ def _gap(claim: Claim, faster: _Curve, slower: _Curve):
 
 
 def _level(claim: Claim, curve: _Curve):
-    if claim.at in curve.seeds:  # the seed means
+    if curve.seeds_at(claim.at):  # the seed means
         yield from _seeds_at(curve, claim.at)
         return
     reach = curve.fitted[-1] * FORECAST_REACH if curve.fitted else 0
@@ -202,7 +206,7 @@ def _level(claim: Claim, curve: _Curve):
 
 
 def _seeds_at(curve: _Curve, at: int):
-    count = curve.seeds.get(at, 0)
+    count = curve.seeds_at(at)
     if count == 0:
         yield Fault(f"{curve.name} is not run at {format_size(at)}: run it there with 2 seeds at least")
     elif count == 1:

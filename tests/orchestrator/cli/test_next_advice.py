@@ -158,6 +158,7 @@ def test_a_held_out_size_the_gap_reads_is_named_as_a_free_release(tmp_path):
     payload = json.loads(found.stdout)
     (free,) = payload["free"]
     assert free.startswith("gap_42x: release 900M of ntp/base from the holdout (3 seed(s), already run)")
+    assert "; a refit with it released: width x2.38 -> x" in free and "inconclusive -> " in free
     (plan,) = payload["plans"]
     assert {(p["objective"], p["data_size"]) for p in plan["picks"]} <= {
         ("ntp", 900_000_000),

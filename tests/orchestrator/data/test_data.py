@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from orchestrator.data import world as W
-from orchestrator.data.files import DataError, iter_documents, iter_pairs, read_eval
+from orchestrator.data.files import DataError, corpus_of, iter_documents, iter_pairs, read_eval
 from orchestrator.data.prefetch import Prefetcher, ProcessPrefetcher
 from orchestrator.data.shards import resolve_shards
 from orchestrator.data.sources import open_trial_data
@@ -20,6 +20,7 @@ from orchestrator.data.stream import DRAW_BLOCK, SHUFFLE_BUFFER, FileStream, InM
 from orchestrator.data.tokenizer import CLS, EOS, PAD, SEP, BpeTokenizer, ByteTokenizer, encode_examples
 from orchestrator.sweepfile import parse_spec
 from orchestrator.sweepfile.catalog import OBJECTIVES
+from orchestrator.sweepfile.sections import parse_data
 from tests.datasets import file_dataset, write_jsonl
 
 KNOBS = W.Knobs(synonyms=4, nuisance=3.0, mention=0.7)
@@ -334,3 +335,19 @@ def test_a_bad_reference_matrix_is_one_line_naming_it(tmp_path, name, array, mes
     with pytest.raises(DataError, match=re.escape(message)) as caught:
         read_eval(texts, {"dino": path})
     assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)
+
+
+def test_the_corpus_is_the_stated_size_else_the_parquet_shards_footer_counts(tmp_path):
+    table = pa.table({"image_id": range(37), "caption_a": ["a dog"] * 37, "caption_b": ["a cat"] * 37})
+    for shard in ("p1.parquet", "p2.parquet"):
+        pq.write_table(table, tmp_path / shard)
+    data = {
+        "source": "files",
+        "pairs": "p*.parquet",
+        "eval": {"texts": "e.jsonl", "features": {"r": "r.npy"}},
+    }
+    assert corpus_of(parse_data(data, str(tmp_path))) == 74
+    assert corpus_of(parse_data({**data, "corpus": "940M"}, str(tmp_path))) == 940_000_000
+    (tmp_path / "p3.jsonl").write_text('{"caption_a": "x", "caption_b": "y"}\n')
+    assert corpus_of(parse_data({**data, "pairs": ["p*.parquet", "p3.jsonl"]}, str(tmp_path))) is None
+    assert corpus_of(parse_data({**data, "pairs": "none*.parquet"}, str(tmp_path))) is None

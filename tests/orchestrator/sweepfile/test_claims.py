@@ -27,6 +27,8 @@ def test_the_shipped_claims_files_read():
     spec = load_spec(ROOT / "sweeps" / "goodview_vs_ntp_paper.yaml")
     assert spec.claims == paper and spec.claims_source.endswith("jepa_prh.yaml")
     assert load_spec(ROOT / "sweeps" / "goodview_vs_ntp.yaml").claims
+    flickr = load_claims(ROOT / "sweeps" / "claims" / "jepa_prh_flickr.yaml")
+    assert {c.eval_set for c in flickr} == {"flickr"} and {c.region.high for c in flickr} == {0}
 
 
 def test_regions_read_as_their_kind_means_them(tmp_path):
