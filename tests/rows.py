@@ -33,3 +33,9 @@ def measurement(key: str, samples_seen: int, **fields) -> Measurement:
         "chance": None,
     }
     return Measurement(**(row | fields))
+
+
+def import_row(objective: str, model: str, size: str, seed: int, value: float) -> list:
+    """One row of an `orch import` file (`orchestrator.imports.COLUMNS`): a run's final value of
+    mutual 10-NN against DINOv2 ViT-B on WIT-1024, as the preprint scores it."""
+    return [objective, model, size, seed, size, "mutual_knn@10", "dinov2_vitb", "wit-1024", value]

@@ -2,6 +2,7 @@
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,30 @@ def points_option(help: str) -> Any:
     """--points auto|final|all: which measurements are a curve's points."""
     choices = click.Choice(["auto", "final", "all"])
     return click.option("--points", type=choices, default="auto", show_default=True, help=help)
+
+
+def throughput_options(scope: str) -> Callable[[Any], Any]:
+    """--peak-tflops and --mfu: the GPU model GPU-hours are estimated with (`scope`: when they
+    apply, e.g. "With --dry-run"), one model for the dry run and orch next."""
+
+    def add(command: Any) -> Any:
+        mfu = click.option(
+            "--mfu",
+            type=FiniteRange(min=0, max=1, min_open=True),
+            default=0.40,
+            show_default=True,
+            help=f"{scope}: the fraction of the peak a training step reaches.",
+        )
+        peak = click.option(
+            "--peak-tflops",
+            type=FiniteRange(min=0, min_open=True),
+            default=989.0,
+            show_default=True,
+            help=f"{scope}: a GPU's dense bf16 peak (H100/H200: 989; A100: 312).",
+        )
+        return peak(mfu(command))
+
+    return add
 
 
 def say(text: str) -> None:

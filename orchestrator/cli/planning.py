@@ -23,6 +23,7 @@ from orchestrator.cli.common import (
     open_sweep,
     say,
     store_option,
+    throughput_options,
 )
 from orchestrator.cli.group import cli
 from orchestrator.cli.heartbeat import doing, working
@@ -71,20 +72,7 @@ __all__ = ["next_runs"]
     default=None,
     help="Samples one epoch of the training text holds: no larger run is proposed (default: data.corpus).",
 )
-@click.option(
-    "--peak-tflops",
-    type=FiniteRange(min=0, min_open=True),
-    default=989.0,
-    show_default=True,
-    help="A GPU's dense bf16 peak, for GPU-hours (as orch sweep --dry-run).",
-)
-@click.option(
-    "--mfu",
-    type=FiniteRange(min=0, max=1, min_open=True),
-    default=0.40,
-    show_default=True,
-    help="The fraction of the peak a training step reaches, for GPU-hours.",
-)
+@throughput_options("For GPU-hours")
 @click.option(
     "--gpu-hour-cost", type=FiniteRange(min=0), default=None, help="Price of a GPU-hour: the picks' cost."
 )

@@ -19,6 +19,7 @@ from orchestrator.cli.common import (
     store_exists,
     store_option,
     store_url,
+    throughput_options,
 )
 from orchestrator.cli.group import cli
 from orchestrator.errors import InputError
@@ -47,20 +48,7 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
     default=None,
     help="With --dry-run: the plan's makespan on this many GPUs.",
 )
-@click.option(
-    "--peak-tflops",
-    type=FiniteRange(min=0, min_open=True),
-    default=989.0,
-    show_default=True,
-    help="With --dry-run: a GPU's dense bf16 peak (H100/H200: 989; A100: 312).",
-)
-@click.option(
-    "--mfu",
-    type=FiniteRange(min=0, max=1, min_open=True),
-    default=0.40,
-    show_default=True,
-    help="With --dry-run: the fraction of the peak a training step reaches.",
-)
+@throughput_options("With --dry-run")
 @json_option
 @click.option("--max-concurrent", type=click.IntRange(min=1), default=None, help="Trials at once.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True)

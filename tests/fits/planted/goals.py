@@ -105,7 +105,7 @@ def sparse_verdicts(figures: Figures, smoke: bool) -> list[str]:
 
 def orch_next(figures: Figures, smoke: bool) -> list[str]:
     """orch next's median interval width at most 0.8x the uniform grid's, 0.7x random picks' and
-    0.75x cheapest-first picks', its intervals covering the planted gap (85% at 90% and 95%, at most
+    0.7x cheapest-first picks', its intervals covering the planted gap (85% at 90% and 95%, at most
     5 points below uniform's), its verdicts right as often as uniform's, its spend within budget.
     As a smoke check: a closed interval, within budget, coverage at least half."""
     mine, budget = figures["orch next"], figures["budget"]
@@ -114,10 +114,10 @@ def orch_next(figures: Figures, smoke: bool) -> list[str]:
         return [*found, "orch next gives no closed interval in most replicates"]
     if smoke:
         return found + _within("orch next's coverage", mine["coverage"], 0.5, 1.0)
-    # Against cheapest-first, 0.75x since issue 43: with no law fitted to as many points as it
-    # has parameters, orch next stops buying once no run is expected to narrow a settled claim's
-    # interval (0.752 against cheapest-first's 1.064 at 60 replicates; 0.628 before).
-    for design, most in (("uniform grid", 0.8), ("random", 0.7), ("cheapest first", 0.75)):
+    # Against cheapest-first, 0.7x again since issue 45's planner, which plans a gap on the
+    # estimator its verdict reads (0.705 against cheapest-first's 1.064 at 60 replicates; 0.752
+    # under issue 43's, when this goal was 0.75x).
+    for design, most in (("uniform grid", 0.8), ("random", 0.7), ("cheapest first", 0.7)):
         theirs = figures[design]["median_width"]
         if theirs is not None and mine["median_width"] > most * theirs:
             found.append(f"median width {mine['median_width']:.3f} over {most}x {design}'s {theirs:.3f}")

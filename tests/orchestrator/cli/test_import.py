@@ -12,7 +12,7 @@ from fits.curve.laws import saturating
 from orchestrator.imports import COLUMNS
 from orchestrator.sweepfile.claims import load_claims
 from tests.cli import ROOT, one_error_line, orch
-from tests.rows import measurement
+from tests.rows import import_row, measurement
 from tests.stores import simulated_store
 
 PAPER_SIZES = ["145K", "506K", "1.77M", "6.18M", "21.6M", "75M", "260M", "900M"]
@@ -31,19 +31,7 @@ def paper_curves(path, slowdowns=None) -> str:
             for size, number in zip(PAPER_SIZES, NUMBERS, strict=True):
                 for seed in range(3):
                     value = saturating(number / slow, a_inf, b, alpha) + rng.normal(0, 0.003)
-                    rows.append(
-                        [
-                            objective,
-                            model,
-                            size,
-                            seed,
-                            size,
-                            "mutual_knn@10",
-                            "dinov2_vitb",
-                            "wit-1024",
-                            value,
-                        ]
-                    )
+                    rows.append(import_row(objective, model, size, seed, value))
     pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(path, index=False)
     return str(path)
 

@@ -9,6 +9,7 @@ import pytest
 
 from orchestrator.imports import COLUMNS
 from tests.cli import ROOT, orch
+from tests.rows import import_row
 
 CLAIMS = str(ROOT / "sweeps" / "claims" / "jepa_prh.yaml")
 PUBLISHED = str(ROOT / "sweeps" / "published" / "jepa_prh.csv")
@@ -25,10 +26,7 @@ PARAMETERS = {"base": 109e6, "33M": 33e6}
 
 def paper_store(folder, points=PAPER, se: float | None = None) -> str:
     """A store holding `points` imported as sweep 'paper', one seed each (with `se` where given)."""
-    rows = [
-        [objective, model, size, 0, size, "mutual_knn@10", "dinov2_vitb", "wit-1024", value]
-        for objective, model, size, value in points
-    ]
+    rows = [import_row(objective, model, size, 0, value) for objective, model, size, value in points]
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame["n_params"] = frame.model.map(PARAMETERS)
     if se is not None:
