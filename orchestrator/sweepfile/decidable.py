@@ -97,7 +97,7 @@ def _check(claim: Claim, spec: Spec, hours: dict[str, float | None]) -> ClaimDes
             model = claim.model or "any model"
             faults = [Fault(f"no runs of {name}/{model} on the grid: add them") for name in absent]
         else:
-            faults = list(_faults(claim, curves))
+            faults = list(_faults(claim, curves, spec.holdout_above))
         trials = [t for curve in curves.values() for t in curve.trials]
     spent = [hours.get(t.key) for t in trials]
     gpu_hours = None if all(h is None for h in spent) else sum(h or 0.0 for h in spent)
@@ -141,9 +141,9 @@ def _points(spec: Spec, trial: TrialConfig) -> list[int]:
     return [trial.budget_samples]
 
 
-def _faults(claim: Claim, curves: dict[str, _Curve]):
+def _faults(claim: Claim, curves: dict[str, _Curve], holdout_above: int | None):
     if claim.kind is Kind.GAP:
-        yield from _gap(claim, curves[claim.faster], curves[claim.slower])
+        yield from _gap(claim, curves[claim.faster], curves[claim.slower], holdout_above)
         return
     if claim.kind is Kind.LEVEL:
         yield from _level(claim, curves[claim.objective])
@@ -163,20 +163,24 @@ def _faults(claim: Claim, curves: dict[str, _Curve]):
         )
 
 
-def _gap(claim: Claim, faster: _Curve, slower: _Curve):
+def _gap(claim: Claim, faster: _Curve, slower: _Curve, holdout_above: int | None):
     if claim.at is None:
         return
-    at = claim.at
+    at, size = claim.at, format_size(claim.at)
     if not slower.fitted or slower.fitted[-1] < at * (1 - SIZE_PRECISION):
         largest = format_size(slower.fitted[-1]) if slower.fitted else "none"
-        held = slower.seeds_at(at) > 0
-        fix = f"take {format_size(at)} out of holdout" if held else f"run and fit {format_size(at)}"
+        if slower.seeds_at(at) == 0:
+            why, fix = "", f"run and fit {size} for {slower.name}"
+        elif holdout_above is not None and at > holdout_above:
+            why = f"; past holdout.samples_above {format_size(holdout_above)}"
+            fix = f"raise holdout.samples_above to {size} (the forecast claim then has fewer cells)"
+        else:
+            why, fix = f"; {size} is held out", f"take {size} out of holdout for {slower.name}"
         means = slower.seeds_at(at) >= 2 and max(faster.seeds.values()) >= 2
+        withheld = "the laws' gap is withheld" + (", and only the seed means can read it" if means else "")
         yield Fault(
-            f"the gap reads {slower.name}'s level at {format_size(at)}, outside its fitted sizes "
-            f"(largest {largest}{'; ' + format_size(at) + ' is held out' if held else ''}): the laws' "
-            f"gap is withheld{', and only the seed means can read it' if means else ''}; {fix} "
-            f"for {slower.name}",
+            f"the gap reads {slower.name}'s level at {size}, outside its fitted sizes (largest "
+            f"{largest}{why}): {withheld}; {fix}",
             never=not means,
         )
     region = claim.region

@@ -54,6 +54,9 @@ def test_a_gap_read_past_the_fitted_sizes_rests_on_the_means_or_on_nothing():
     (held,) = checked([claim], holdout={"data_size": ["16K"]})["gap"].faults
     assert not held.never and "only the seed means can read it" in held.what
     assert "take 16K out of holdout for ntp/tiny" in held.what
+    (above,) = checked([claim], holdout={"samples_above": "8K"})["gap"].faults
+    assert "(largest 8K; past holdout.samples_above 8K)" in above.what
+    assert "raise holdout.samples_above to 16K" in above.what and not above.never
     far = dict(claim, at="64K")
     (unrun, crossing) = checked([far])["gap"].faults
     assert unrun.never and "run and fit 64K for ntp/tiny" in unrun.what
