@@ -97,7 +97,7 @@ def test_paper_grid_dry_run(tmp_path):
         "--dry-run",
     )
     assert result.returncode == 0, result.stderr
-    assert "318 trials" in result.stdout and "109M" in result.stdout and "900M" in result.stdout
+    assert "342 trials" in result.stdout and "109M" in result.stdout and "900M" in result.stdout
     assert "design check of the claims (" in result.stdout
     assert "): every claim can be decided\n" in result.stdout
     assert "NEVER" not in result.stdout and "weak" not in result.stdout

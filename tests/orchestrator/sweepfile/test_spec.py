@@ -132,7 +132,7 @@ def test_paper_sweep_holds_the_preprints_sizes_and_spends_900m_where_the_42x_is_
         "corpus" not in at_900m[0].identity()["data"]
     )  # how much text there is is not what a trial trains on
     held = [t for t in spec.trials if spec.is_held_out(t)]
-    assert len({(t.objective, t.model, t.data_size) for t in held}) == 24
+    assert len({(t.objective, t.model, t.data_size) for t in held}) == 48
     assert not any((t.objective, t.model) in {("jepa_good", "base"), ("ntp", "base")} for t in held)
 
 
