@@ -32,7 +32,6 @@ from orchestrator.training.loop import (
     _embed_layers,
     _train_step,
     _trim,
-    checkpoint_schedule,
     get_lr,
     run_trial,
 )
@@ -84,9 +83,7 @@ def bare_loop(config, evaluate: bool) -> tuple[float, float]:
     )
     training_loss = TrainingLoss(model, config)
     total = math.ceil(config.budget_samples / config.train.batch_size)
-    schedule = checkpoint_schedule(
-        config.budget_samples, config.eval.first_checkpoint, config.eval.per_octave
-    )
+    schedule = config.checkpoints
     start = time.perf_counter()
     scorer = (
         CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references) if evaluate else None

@@ -12,7 +12,6 @@ from pathlib import Path
 import yaml
 
 from orchestrator.sweepfile.catalog import PRESETS
-from orchestrator.training.loop import checkpoint_schedule
 
 REFERENCES = 2  # the world's references
 FINISHED = """
@@ -39,7 +38,7 @@ def sweep_raw(name="s", objectives=("jepa_good", "ntp"), sizes=("2K",), seeds=(0
 def expected_rows(trial) -> int:
     """Rows one finished trial writes: per checkpoint, each metric x reference, max and per
     layer, plus the training loss after S=0."""
-    schedule = checkpoint_schedule(trial.budget_samples, trial.eval.first_checkpoint, trial.eval.per_octave)
+    schedule = trial.checkpoints
     per_metric = len(trial.eval.metrics) * REFERENCES * (1 + PRESETS[trial.model].layers)
     return sum(per_metric + (1 if samples else 0) for samples in schedule)
 

@@ -45,11 +45,10 @@ def _design_json(checks: tuple[ClaimDesign, ...]) -> list[dict]:
     return [asdict(check) | {"decidable": check.decidable} for check in checks]
 
 
-def refuse_undecidable(spec: Spec, asked: Any, strict: bool) -> None:
+def refuse_undecidable(spec: Spec, strict: bool) -> None:
     """Before a sweep runs: a warning line for each claim its design can never decide, or with
-    `strict` an InputError naming the first."""
-    rows = plan(spec, {}, Throughput(asked.peak_tflops, asked.mfu))
-    checks = check_design(spec, rows)
+    `strict` an InputError naming the first (no GPU-hours: a sweep's start-up plans nothing)."""
+    checks = check_design(spec, ())
     _refuse(spec, checks, strict)
     for check in checks:
         for fault in (f for f in check.faults if f.never):

@@ -147,7 +147,7 @@ def next_runs(
     ]
     if write_to is not None:
         picked = [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))]
-        _write(write_to, store, sweep_name, picked, template)
+        _write(write_to, store, sweep_name, picked, spec if template is not None else None)
     limit = corpus_note(corpus, spec)
     free = _releases(open_claims, _released_refit(store, sweep_name, design, stated))
     if as_json:
@@ -287,13 +287,13 @@ def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tupl
     return plans, words
 
 
-def _write(path: str, store: Any, sweep_name: str, picks: list[Any], template: str | None) -> None:
+def _write(path: str, store: Any, sweep_name: str, picks: list[Any], template: Any) -> None:
     """The recorded sweep file with the picks in its `include:`, or the template running the picks
-    alone (`orchestrator.sweepfile.rewrite`), written whole or not at all."""
+    alone (`template`: its Spec; `orchestrator.sweepfile.rewrite`), written whole or not at all."""
     from orchestrator.sweepfile.rewrite import runs_only, with_runs
 
     if template is not None:
-        text = runs_only(f"{sweep_name}_next", Path(template).read_text(), template, picks)
+        text = runs_only(f"{sweep_name}_next", template.text, template.source, picks)
     else:
         row = store.find_sweep(sweep_name)
         text = with_runs(sweep_name, row.spec_text, row.source, picks)

@@ -99,7 +99,7 @@ def sweep(ctx: click.Context, sweep_file: str, as_json: bool, **flags: Any) -> N
     if asked.dry_run:
         show_plan(spec, url, asked, as_json, strict)
         return
-    refuse_undecidable(spec, asked, strict)
+    refuse_undecidable(spec, strict)
     from orchestrator.run.scheduler import run_sweep
 
     with contextlib.redirect_stdout(sys.stderr):  # Ray prints a cluster's errors (a lost node) to stdout

@@ -131,13 +131,15 @@ def sample_flops(spec: Spec, objective: str, model: str) -> float | None:
     (None: orch has no such model shape)."""
     if model not in PRESETS:
         return None
-    shape = source_of(spec.data).shape(spec.data)
-    return train_flops(PRESETS[model], objective, shape.tokens_per_sample, shape.vocab_size)
+    return _per_sample(objective, model, source_of(spec.data).shape(spec.data))
 
 
 def _training_flops(trial: TrialConfig, shape: TextShape) -> float:
-    tokens = trial.budget_samples * shape.tokens_per_sample
-    return train_flops(PRESETS[trial.model], trial.objective, tokens, shape.vocab_size)
+    return trial.budget_samples * _per_sample(trial.objective, trial.model, shape)
+
+
+def _per_sample(objective: str, model: str, shape: TextShape) -> float:
+    return train_flops(PRESETS[model], objective, shape.tokens_per_sample, shape.vocab_size)
 
 
 def estimated_seconds(spec: Spec, trials: list[TrialConfig], rates: dict[str, float]) -> dict[str, float]:

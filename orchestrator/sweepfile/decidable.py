@@ -48,9 +48,7 @@ class ClaimDesign:
     faults: tuple[Fault, ...]
     runs: int  # the trials whose points the claim reads
     gpu_hours: float | None  # theirs (None: no trial asks for a GPU)
-    elsewhere: str | None = (
-        None  # why another sweep (or an import) decides it: a metric this one does not measure
-    )
+    elsewhere: str | None = None  # the eval set or reference it reads that this sweep does not score
 
     @property
     def decidable(self) -> bool:
@@ -73,7 +71,8 @@ class _Curve:
 
 
 def check_design(spec: Spec, rows: Sequence[dict]) -> tuple[ClaimDesign, ...]:
-    """Each of the spec's claims against its design; `rows`: the dry run's (`orchestrator.run.plan.plan`)."""
+    """Each of the spec's claims against its design; `rows`: the dry run's, for GPU-hours
+    (`orchestrator.run.plan.plan`; none: no GPU-hours)."""
     hours = {row["key"]: row["gpu_hours_est"] for row in rows}
     return tuple(_check(claim, spec, hours) for claim in spec.claims)
 
@@ -126,9 +125,10 @@ def _curve(spec: Spec, objective: str, model: str | None) -> _Curve:
     seeds: dict[int, int] = {}
     fitted: set[int] = set()
     for trial in trials:
+        out = spec.is_held_out(trial)
         for size in _points(spec, trial):
             seeds[size] = seeds.get(size, 0) + 1
-            if not spec.is_held_out(trial) and (spec.holdout_above is None or size <= spec.holdout_above):
+            if not out and (spec.holdout_above is None or size <= spec.holdout_above):
                 fitted.add(size)
     return _Curve(name, tuple(trials), tuple(sorted(fitted)), seeds)
 
@@ -229,11 +229,13 @@ def _forecast(claim: Claim, spec: Spec) -> tuple[list[Fault], list[TrialConfig]]
         if (claim.objective is None or t.objective == claim.objective)
         and (claim.model is None or t.model == claim.model)
     ]
-    held = [t for t in wanted if spec.is_held_out(t)]
-    cells = {(t.objective, t.model, t.data_size) for t in held}
-    if spec.holdout_above is not None:
-        held += [t for t in wanted if t not in held and t.budget_samples > spec.holdout_above]
-        cells |= {(t.objective, t.model, s) for t in held for s in t.checkpoints if s > spec.holdout_above}
+    above = spec.holdout_above
+    cells, held = set(), []
+    for trial in wanted:
+        out = spec.is_held_out(trial)
+        sizes = [s for s in _points(spec, trial) if out or (above is not None and s > above)]
+        cells |= {(trial.objective, trial.model, size) for size in sizes}
+        held += [trial] if sizes else []
     references = len(spec.eval.references or rules_of(spec.data).references(spec.data)) or 1
     count = len(cells) * (1 if claim.reference else references)
     needed = cells_needed(claim.region.low)

@@ -54,12 +54,12 @@ def runs_only(name: str, text: str, source: str, runs: list[Run]) -> str:
     """The template sweep file `text` (read from `source`) running `runs` alone, as sweep `name`:
     its grid, include, exclude and holdout replaced by the runs (seeds from 0 for each objective
     and model), and no claims (they name curves these runs alone do not hold: judge them where
-    the runs are imported back). The result is read back as a sweep file before it is returned."""
+    the runs are imported back). The caller has read the template as a sweep file; the result is
+    read back as one before it is returned."""
     if not runs:
         raise InputError("no run was picked: nothing to write")
     raw = yaml.safe_load(text)
     base = Path(source).resolve().parent
-    parse_spec(raw, source, read_claims=False, base_dir=base)  # the template reads as it is
     counts: dict[tuple[str, str], int] = {}
     cells = []
     for run in runs:

@@ -30,7 +30,6 @@ from orchestrator.data.stream import TrialData
 from orchestrator.data.tokenizer import PAD
 from orchestrator.sweepfile import TrialConfig
 from orchestrator.sweepfile.catalog import PRESETS, objective_of, train_flops
-from orchestrator.sweepfile.config import checkpoint_schedule
 from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
@@ -39,7 +38,7 @@ from orchestrator.training.replicas import SOLO, Replica
 from orchestrator.training.scoring import CheckpointScorer, Score
 from orchestrator.training.state import TrainState
 
-__all__ = ["TrialOutcome", "checkpoint_schedule", "get_lr", "run_trial"]
+__all__ = ["TrialOutcome", "get_lr", "run_trial"]
 
 DEFAULT_CACHE = Path.home() / ".cache" / "orch"
 MIN_LR_FRACTION = 0.1  # cosine decays to a tenth of the peak (as nanoGPT does)
@@ -157,7 +156,7 @@ def run_trial(
     )
     budget, batch_size = config.budget_samples, config.train.batch_size
     total_steps = math.ceil(budget / batch_size)
-    schedule = checkpoint_schedule(budget, config.eval.first_checkpoint, config.eval.per_octave)
+    schedule = config.checkpoints
     state, history = TrainState(), ()
     if resume is not None:
         model.load_state_dict(resume.model)

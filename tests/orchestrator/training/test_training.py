@@ -10,10 +10,11 @@ import torch
 
 from orchestrator.sweepfile import parse_spec
 from orchestrator.sweepfile.catalog import PRESETS, estimate_params, objective_of
+from orchestrator.sweepfile.config import checkpoint_schedule
 from orchestrator.training.checkpoint import CheckpointError, SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
-from orchestrator.training.loop import checkpoint_schedule, get_lr, run_trial
+from orchestrator.training.loop import get_lr, run_trial
 from orchestrator.training.objectives import sigreg
 from tests.datasets import file_dataset
 
