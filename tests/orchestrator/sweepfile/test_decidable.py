@@ -92,3 +92,11 @@ def test_a_claim_on_another_eval_set_is_left_to_the_sweep_that_scores_it():
     claim = {"id": "c", "kind": "level", "objective": "ntp", "at": "8K", "value": 0.1, "tolerance": 0.01}
     (check,) = checked([dict(claim, eval_set="flickr")]).values()
     assert check.elsewhere == "eval set flickr; this sweep evaluates on world-1024" and not check.faults
+
+
+def test_forecast_cells_are_the_points_the_design_makes():
+    """A decaying schedule makes each trial one point, its end: past samples_above 8K only the
+    16K trials' ends are held out (2 objectives x 2 world references), not their checkpoints."""
+    forecast = {"id": "f", "kind": "forecast", "at_least": 0.8}
+    (fault,) = checked([forecast], holdout={"samples_above": "8K"})["f"].faults
+    assert fault.what.startswith("4 held-out cells:")
