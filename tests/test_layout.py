@@ -44,6 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "orchestrator.features": {
         "orchestrator.alignment",
+        "orchestrator.extraction",  # a features file's sidecar says which side it is
         "orchestrator.data",
         "orchestrator.errors",
         "foundation",

@@ -38,6 +38,12 @@ from orchestrator.alignment.retrieval import (
     retrieval_t2i,
     rotation_alignment,
 )
+from orchestrator.alignment.sequences import (
+    edit_distance_knn,
+    edit_distance_knn_from,
+    lcs_knn,
+    lcs_knn_from,
+)
 from orchestrator.sweepfile.catalog import METRICS, MetricName, parse_metric
 
 __all__ = [
@@ -61,6 +67,7 @@ __all__ = [
     "neighbour_metric",
     "neighbour_scorer",
     "neighbours",
+    "parse_metric",
     "prepare",
     "retrieval",
     "retrieval_i2t",
@@ -141,6 +148,8 @@ def max_over_layers(
 _SCORERS: dict[str, Callable[..., float]] = {
     "mutual_knn": mutual_knn,
     "cycle_knn": cycle_knn,
+    "lcs_knn": lcs_knn,
+    "edit_distance_knn": edit_distance_knn,
     "cknna": cknna,
     "cka": cka,
     "cka_unbiased": cka_unbiased,
@@ -151,6 +160,8 @@ _SCORERS: dict[str, Callable[..., float]] = {
 _FROM_NEIGHBOURS: dict[str, Callable[[Neighbours, Neighbours], float]] = {
     "mutual_knn": mutual_knn_from,
     "cycle_knn": cycle_knn_from,
+    "lcs_knn": lcs_knn_from,
+    "edit_distance_knn": edit_distance_knn_from,
     "cknna": cknna_from,
 }
 

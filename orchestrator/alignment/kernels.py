@@ -8,7 +8,7 @@ import torch
 
 from orchestrator.alignment.arrays import AlignmentError, Array, is_constant, paired
 
-__all__ = ["LinearKernel", "cka", "cka_of", "cka_unbiased", "svcca"]
+__all__ = ["LinearKernel", "cka", "cka_of", "cka_unbiased", "hsic_linear", "svcca"]
 
 
 def _cross_moments(x: torch.Tensor, y: torch.Tensor, block_rows: int) -> dict[str, torch.Tensor]:
@@ -35,7 +35,7 @@ def _cross_moments(x: torch.Tensor, y: torch.Tensor, block_rows: int) -> dict[st
     return moments
 
 
-def _hsic_linear(x: torch.Tensor, y: torch.Tensor, unbiased: bool) -> float:
+def hsic_linear(x: torch.Tensor, y: torch.Tensor, unbiased: bool) -> float:
     """HSIC of linear kernels K = XX^T, L = YY^T without forming them.
 
     Biased: tr(KHLH)/(n-1)^2. Unbiased (Song et al. 2012):
@@ -70,7 +70,7 @@ class LinearKernel:
 
     @cached_property
     def self_hsic(self) -> float:
-        return _hsic_linear(self.rows, self.rows, self.unbiased)
+        return hsic_linear(self.rows, self.rows, self.unbiased)
 
 
 def cka_of(x: LinearKernel, y: LinearKernel) -> float:
@@ -79,7 +79,7 @@ def cka_of(x: LinearKernel, y: LinearKernel) -> float:
         raise AlignmentError(f"unbiased estimators need n > 3 rows, got {x.rows.shape[0]}")
     if x.constant or y.constant:
         return 0.0
-    xy = _hsic_linear(x.rows, y.rows, x.unbiased)
+    xy = hsic_linear(x.rows, y.rows, x.unbiased)
     if x.self_hsic <= 0 or y.self_hsic <= 0:
         return 0.0
     return xy / float(np.sqrt(x.self_hsic * y.self_hsic))

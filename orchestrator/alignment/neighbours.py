@@ -21,11 +21,13 @@ from orchestrator.alignment.arrays import (
 
 __all__ = [
     "Neighbours",
+    "check_lists",
     "cknna",
     "cknna_from",
     "cycle_knn",
     "cycle_knn_from",
     "knn",
+    "masked_hsic",
     "mutual_knn",
     "mutual_knn_from",
     "neighbours",
@@ -83,7 +85,7 @@ class Neighbours:
     def self_hsic(self) -> float:
         """CKNNA's normaliser for this side: its masked HSIC with itself, the same against any
         other lists, so a reference's is computed once per trial and a checkpoint's once."""
-        return _masked_hsic(self.indices, self.values, self.indices, self.values, self.indices.shape[0])
+        return masked_hsic(self.indices, self.values, self.indices, self.values, self.indices.shape[0])
 
 
 def neighbours(x: Array, k: int) -> Neighbours:
@@ -96,7 +98,7 @@ def neighbours(x: Array, k: int) -> Neighbours:
     return Neighbours(*knn(t, k), constant=False)
 
 
-def _check_lists(na: Neighbours, nb: Neighbours) -> None:
+def check_lists(na: Neighbours, nb: Neighbours) -> None:
     if na.indices.shape != nb.indices.shape:
         raise AlignmentError(
             f"neighbour lists differ in shape: {tuple(na.indices.shape)}, {tuple(nb.indices.shape)}"
@@ -105,7 +107,7 @@ def _check_lists(na: Neighbours, nb: Neighbours) -> None:
 
 def mutual_knn_from(na: Neighbours, nb: Neighbours) -> float:
     """Mean over rows of |N_A(i) ∩ N_B(i)| / k (Huh et al. 2024, eq. for m_NN)."""
-    _check_lists(na, nb)
+    check_lists(na, nb)
     if na.constant or nb.constant:
         return 0.0
     return float(_overlap(na.indices, nb.indices).double().sum(dim=1).mean() / na.k)
@@ -118,7 +120,7 @@ def _overlap(na: torch.Tensor, nb: torch.Tensor) -> torch.Tensor:
 
 def cycle_knn_from(na: Neighbours, nb: Neighbours) -> float:
     """Fraction of rows i that reappear among A-neighbours of i's B-neighbours (Huh et al.)."""
-    _check_lists(na, nb)
+    check_lists(na, nb)
     if na.constant or nb.constant:
         return 0.0
     n = na.indices.shape[0]
@@ -130,13 +132,13 @@ def cycle_knn_from(na: Neighbours, nb: Neighbours) -> float:
 def cknna_from(na: Neighbours, nb: Neighbours) -> float:
     """CKNNA (Huh et al. 2024): unbiased HSIC of K and L kept only where j is among i's k
     nearest neighbours in both spaces, normalised as CKA. Built from the two top-k lists."""
-    _check_lists(na, nb)
+    check_lists(na, nb)
     n = na.indices.shape[0]
     if n <= 3:
         raise AlignmentError(f"unbiased estimators need n > 3 rows, got {n}")
     if na.constant or nb.constant:
         return 0.0
-    kl = _masked_hsic(na.indices, na.values, nb.indices, nb.values, n)
+    kl = masked_hsic(na.indices, na.values, nb.indices, nb.values, n)
     denominator = float(np.sqrt(max(na.self_hsic * nb.self_hsic, 0.0)))
     return kl / denominator if denominator > 0 else 0.0
 
@@ -161,7 +163,7 @@ def cknna(a: Array, b: Array, k: int = 10) -> float:
     return cknna_from(neighbours(ta, k), neighbours(tb, k))
 
 
-def _masked_hsic(na: torch.Tensor, va: torch.Tensor, nb: torch.Tensor, vb: torch.Tensor, n: int) -> float:
+def masked_hsic(na: torch.Tensor, va: torch.Tensor, nb: torch.Tensor, vb: torch.Tensor, n: int) -> float:
     """Unbiased HSIC of (mask*K, mask*L), mask_ij = [j in N_A(i) and j in N_B(i)]; sparse."""
     f64 = torch.float64
     match = na[:, :, None] == nb[:, None, :]  # (n, k, k)

@@ -146,6 +146,8 @@ METRICS: dict[str, Metric] = {
     for metric in (
         Metric("mutual_knn", True, from_neighbours=True, chance=_knn_chance),
         Metric("cycle_knn", True, from_neighbours=True),
+        Metric("lcs_knn", True, from_neighbours=True),
+        Metric("edit_distance_knn", True, from_neighbours=True, range=(-1.0, 1.0)),
         Metric("cknna", True, from_neighbours=True, range=(-1.0, 1.0), chance=lambda k, n: 0.0),
         Metric("cka", False),
         Metric("cka_unbiased", False, range=(-1.0, 1.0), chance=lambda k, n: 0.0),
@@ -154,6 +156,7 @@ METRICS: dict[str, Metric] = {
         Metric("retrieval_i2t", True, needs_map=True, chance=_retrieval_chance),
     )
 }
+ALIASES = {"unbiased_cka": "cka_unbiased"}  # platonic-rep's names for orch's metrics
 _PATTERN = re.compile(r"^([a-z_0-9]+?)(?:@([0-9]+))?$")
 
 
@@ -173,12 +176,14 @@ class MetricName:
 
 
 def parse_metric(text: str) -> MetricName:
-    """Parse 'mutual_knn@10' or 'cka'; raise ValueError with the names allowed."""
+    """Parse 'mutual_knn@10' or 'cka' (or platonic-rep's name for it, 'unbiased_cka'); raise
+    ValueError with the names allowed."""
     match = _PATTERN.match(text.strip()) if isinstance(text, str) else None
     known = ", ".join(f"{m.name}@10" if m.takes_k else m.name for m in METRICS.values())
-    if not match or match.group(1) not in METRICS:
+    name = ALIASES.get(match.group(1), match.group(1)) if match else None
+    if name not in METRICS:
         raise ValueError(f"{text!r} is not a metric (one of {known})")
-    name, k = match.group(1), match.group(2)
+    k = match.group(2)
     if METRICS[name].takes_k and k is None:
         raise ValueError(f"{text!r} needs a neighbour count (write {name}@10)")
     if not METRICS[name].takes_k and k is not None:
