@@ -28,15 +28,15 @@ from orchestrator.sweepfile.catalog import PRESETS
 from orchestrator.training.loop import (
     DEFAULT_CACHE,
     TrainingLoss,
-    _build,
-    _embed_layers,
     _train_step,
     _trim,
+    build_model,
+    embed_layers,
     get_lr,
     run_trial,
 )
 from orchestrator.training.replicas import SOLO
-from orchestrator.training.scoring import CheckpointScorer
+from orchestrator.training.scoring import scorer_for
 
 SHIPPED = Path(__file__).resolve().parents[1] / "sweeps" / "goodview_vs_ntp.yaml"
 
@@ -77,7 +77,7 @@ def bare_loop(config, evaluate: bool) -> tuple[float, float]:
     `evaluate`) the eval forward pass and scores at the trainer's checkpoints; and the seconds of
     that evaluation."""
     data = open_trial_data(config, DEFAULT_CACHE)
-    model = _build(config, data, torch.device("cpu"))
+    model = build_model(config, data, torch.device("cpu"))
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
     )
@@ -85,16 +85,14 @@ def bare_loop(config, evaluate: bool) -> tuple[float, float]:
     total = math.ceil(config.budget_samples / config.train.batch_size)
     schedule = config.checkpoints
     start = time.perf_counter()
-    scorer = (
-        CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references) if evaluate else None
-    )
+    scorer = scorer_for(data.eval_set, config.eval) if evaluate else None
     evaluating = time.perf_counter() - start
     seen = step = due = 0
     while True:
         if due < len(schedule) and seen >= schedule[due]:  # as the trainer: one a step at most
             if scorer is not None:
                 started = time.perf_counter()
-                scorer.score(_embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])
+                scorer.score(embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])
                 evaluating += time.perf_counter() - started
             if due == len(schedule) - 1:
                 return time.perf_counter() - start, evaluating
@@ -119,18 +117,18 @@ def checkpoint_cost(config, repeats: int = 5) -> tuple[float, float, float, int]
     """Seconds a checkpoint takes (eval forward and every score), with and without each neighbour
     score's item SE and permutation null; the eval forward pass alone; and the eval set's size."""
     data = open_trial_data(config, DEFAULT_CACHE)
-    model = _build(config, data, torch.device("cpu"))
+    model = build_model(config, data, torch.device("cpu"))
     costs = []
     for noise in (True, False):
-        scorer = CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references, noise=noise)
-        scorer.score(_embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])  # terms it keeps
+        scorer = scorer_for(data.eval_set, config.eval, noise=noise)
+        scorer.score(embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])  # terms it keeps
         start = time.perf_counter()
         for _ in range(repeats):
-            scorer.score(_embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])
+            scorer.score(embed_layers(model, data.eval_set.tokens, torch.device("cpu")), [])
         costs.append((time.perf_counter() - start) / repeats)
     start = time.perf_counter()
     for _ in range(repeats):
-        _embed_layers(model, data.eval_set.tokens, torch.device("cpu"))
+        embed_layers(model, data.eval_set.tokens, torch.device("cpu"))
     forward = (time.perf_counter() - start) / repeats
     return costs[0], costs[1], forward, len(data.eval_set.tokens)
 

@@ -7,6 +7,7 @@ scored: the row count; for text features, each row's sha256 against the eval tex
 row ids against those of any reference that has a sidecar of its own."""
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ def measure_baselines(
     import torch
 
     from orchestrator.data.sources import source_of
-    from orchestrator.training.scoring import CheckpointScorer
+    from orchestrator.training.scoring import scorer_for
 
     sidecar = read_sidecar(features)
     if sidecar is None:
@@ -44,7 +45,7 @@ def measure_baselines(
     _check_pairing(features, sidecar, layers[0].shape[0], texts, spec)
     metrics = tuple(m for m in spec.eval.metrics if not parse_metric(m).metric.needs_map)
     skipped = [m for m in spec.eval.metrics if m not in metrics]
-    scorer = CheckpointScorer(eval_set, metrics, spec.eval.references)
+    scorer = scorer_for(eval_set, replace(spec.eval, metrics=metrics))
     scores = scorer.score([torch.from_numpy(np.ascontiguousarray(layer)) for layer in layers], [])
     digest = hashlib.sha256(sidecar_path(features).read_bytes()).hexdigest()
     model = name or Path(sidecar["model"]["folder"]).name
@@ -65,7 +66,7 @@ def measure_baselines(
             sidecar_sha256=digest,
         )
         for score in scores
-        if "/layer" not in score.metric  # the maximum over layers, as a trial's headline value
+        if "/" not in score.metric  # the best over layers, as a trial's headline value
     ]
     return rows, skipped
 

@@ -24,7 +24,12 @@ ALLOWED: dict[str, set[str]] = {
     "orchestrator.interrupts": set(),  # SIGTERM as Ctrl-C, and signals held back over a commit
     # claims are read with sweeps; a recorded sweep file is read into the design fits need
     "orchestrator.sweepfile": {"orchestrator.errors", "fits.claims", "fits.curve", "foundation"},
-    "orchestrator.data": {"orchestrator.sweepfile", "orchestrator.errors", "foundation"},
+    "orchestrator.data": {
+        "orchestrator.sweepfile",
+        "orchestrator.errors",
+        "orchestrator.extraction",  # a reference's sidecar says which rows it holds
+        "foundation",
+    },
     "orchestrator.alignment": {"orchestrator.sweepfile", "foundation"},
     "orchestrator.training": {
         "orchestrator.sweepfile",

@@ -39,6 +39,7 @@ __all__ = [
     "PLATONIC_REP_FLOOR",
     "SVCCA_DIRECTIONS",
     "SVCCA_SEED",
+    "best_pair",
     "compat_best_pair",
     "compat_lists_scorer",
     "compat_scorer",
@@ -77,10 +78,15 @@ def compat_best_pair(
 ) -> tuple[float, int, int]:
     """(best score, y layer, x layer) as upstream's `compute_score` finds it: metric(y, x), y's
     layers outside, the first pair strictly above 0; (0.0, -1, -1) where none is."""
+    return best_pair([[score(y, x) for x in layers_x] for y in layers_y])
+
+
+def best_pair(values: Sequence[Sequence[float]]) -> tuple[float, int, int]:
+    """`compat_best_pair` on a grid already scored, values[y layer][x layer]."""
     best = (PLATONIC_REP_FLOOR, -1, -1)
-    for i, y in enumerate(layers_y):
-        for j, x in enumerate(layers_x):
-            if (value := score(y, x)) > best[0]:
+    for i, row in enumerate(values):
+        for j, value in enumerate(row):
+            if value > best[0]:
                 best = (value, i, j)
     return best
 

@@ -30,9 +30,12 @@ __all__ = [
     "RowScore",
     "ShuffledReference",
     "item_se",
+    "looked_up",
+    "null_of",
     "per_item",
     "permutation_nulls",
     "row_scores",
+    "shuffled_lists",
 ]
 
 ITEM_DRAWS = 200
@@ -94,10 +97,11 @@ def row_scores(name: str) -> RowScore | None:
 
 def per_item(scores: RowScore, text: Neighbours, reference: torch.Tensor) -> torch.Tensor:
     """Per-item scores of one text layer against reference lists (..., n, k)."""
-    return _looked_up(scores, text, scores.positions(reference))
+    return looked_up(scores, text, scores.positions(reference))
 
 
-def _looked_up(scores: RowScore, text: Neighbours, positions: torch.Tensor) -> torch.Tensor:
+def looked_up(scores: RowScore, text: Neighbours, positions: torch.Tensor) -> torch.Tensor:
+    """Per-item scores (..., n) of `text`'s table at B's `positions` (..., n, k)."""
     if text.constant:
         return torch.zeros(positions.shape[:-1], dtype=torch.float64)
     hits = _adjacency(text).index_select(0, positions.flatten()).view(positions.shape)
@@ -124,7 +128,7 @@ def item_se(
     if reference.constant:
         return 0.0, [0.0] * len(texts)
     positions = scores.positions(reference.indices)
-    values = torch.stack([_looked_up(scores, layer, positions) for layer in texts])  # (L, n)
+    values = torch.stack([looked_up(scores, layer, positions) for layer in texts])  # (L, n)
     resampled = values @ draws.weights  # (L, B)
     per_layer = resampled.std(dim=1, unbiased=True)
     return float(resampled.max(dim=0).values.std(unbiased=True)), [float(se) for se in per_layer]
@@ -142,14 +146,21 @@ class ShuffledReference:
         permutations: int = NULL_PERMUTATIONS,
         seed: int = 0,
     ) -> None:
-        generator = torch.Generator().manual_seed(seed)
-        n = reference.indices.shape[0]
-        orders = torch.stack([torch.randperm(n, generator=generator) for _ in range(permutations)])
-        inverse = torch.argsort(orders, dim=-1)
-        old = reference.indices[orders]  # (P, n, k)
-        lists = torch.gather(inverse, -1, old.flatten(-2)).reshape(old.shape)  # (P, n, k)
-        self.positions = scores.positions(lists)
+        self.positions = scores.positions(shuffled_lists(reference.indices, permutations, seed))
         self.constant = reference.constant
+
+
+def shuffled_lists(
+    indices: torch.Tensor, permutations: int = NULL_PERMUTATIONS, seed: int = 0
+) -> torch.Tensor:
+    """(P, n, k) k-NN lists of a matrix after P seeded shuffles of its rows (from its (n, k)
+    lists, relabelled: no neighbour is searched again)."""
+    generator = torch.Generator().manual_seed(seed)
+    n = indices.shape[0]
+    orders = torch.stack([torch.randperm(n, generator=generator) for _ in range(permutations)])
+    inverse = torch.argsort(orders, dim=-1)
+    old = indices[orders]  # (P, n, k)
+    return torch.gather(inverse, -1, old.flatten(-2)).reshape(old.shape)
 
 
 @dataclass(frozen=True)
@@ -158,7 +169,8 @@ class Null:
     p95: float  # NULL_QUANTILE of the shuffled scores
 
 
-def _null(drawn: torch.Tensor) -> Null:
+def null_of(drawn: torch.Tensor) -> Null:
+    """The mean and NULL_QUANTILE of scores drawn under shuffles."""
     return Null(float(drawn.mean()), float(torch.quantile(drawn, NULL_QUANTILE)))
 
 
@@ -169,7 +181,5 @@ def permutation_nulls(
     if shuffled.constant:
         zero = Null(0.0, 0.0)
         return zero, [zero] * len(texts)
-    drawn = torch.stack(
-        [_looked_up(scores, layer, shuffled.positions).mean(dim=-1) for layer in texts], dim=1
-    )
-    return _null(drawn.max(dim=1).values), [_null(drawn[:, layer]) for layer in range(len(texts))]
+    drawn = torch.stack([looked_up(scores, layer, shuffled.positions).mean(dim=-1) for layer in texts], dim=1)
+    return null_of(drawn.max(dim=1).values), [null_of(drawn[:, layer]) for layer in range(len(texts))]

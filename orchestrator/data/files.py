@@ -23,6 +23,7 @@ from orchestrator.sweepfile import DataConfig
 __all__ = [
     "CHECKED_ROWS",
     "DataError",
+    "Reference",
     "check_files",
     "corpus_of",
     "document_shards",
@@ -130,16 +131,19 @@ def iter_documents(shards: list[Path]) -> Iterator[tuple[str, str]]:
             yield " ".join(words[:middle]), " ".join(words[middle:])
 
 
-def check_files(data: DataConfig, neighbours: int = 0) -> None:
+def check_files(data: DataConfig, neighbours: int = 0, stacks: bool = False) -> None:
     """Fail fast on the driver: every file exists, the first `CHECKED_ROWS` rows of each training
-    file parse, and the eval set aligns and has more items than the largest metric k."""
+    file parse, and the eval set aligns and has more items than the largest metric k (its
+    references may be layer stacks where `stacks`)."""
     for _ in itertools.islice(iter_pairs(pair_shards(data)), CHECKED_ROWS):
         pass
     if data.documents is not None:
         for _ in itertools.islice(iter_documents(document_shards(data)), CHECKED_ROWS):
             pass
     texts_path = data.resolve(data.eval_texts)
-    texts, _ = read_eval(texts_path, {name: data.resolve(path) for name, path in data.eval_features})
+    texts, _ = read_eval(
+        texts_path, {name: data.resolve(path) for name, path in data.eval_features}, stacks=stacks
+    )
     if len(texts) <= neighbours:
         raise DataError(
             f"{texts_path}: {len(texts)} eval texts, but a metric looks at {neighbours} neighbours "
@@ -147,18 +151,48 @@ def check_files(data: DataConfig, neighbours: int = 0) -> None:
         )
 
 
-def read_eval(texts_path: Path, features: dict[str, Path]) -> tuple[list[str], dict[str, np.ndarray]]:
-    """Eval texts and each reference's features, checked to be row-aligned and finite."""
-    texts = [_text(row, "text", where) for where, row in read_rows(texts_path)]
-    references = {}
-    for name, path in features.items():
-        arrays = load_arrays(path)
-        if len(arrays) != 1:
-            raise DataError(
-                f"{path}: {len(arrays)} arrays (reference '{name}' is one matrix: save it with numpy.save)"
-            )
-        matrix = check_matrix(arrays[0][1], f"{path} (reference '{name}')")
-        if matrix.shape[0] != len(texts):
-            raise DataError(f"{path}: {matrix.shape[0]} rows, but {texts_path} has {len(texts)} texts")
-        references[name] = matrix
-    return texts, references
+Reference = np.ndarray | tuple[np.ndarray, ...]  # one matrix, or a layer stack (rows x width each)
+
+
+def read_eval(
+    texts_path: Path, features: dict[str, Path], stacks: bool = False
+) -> tuple[list[str], dict[str, Reference]]:
+    """Eval texts and each reference's features, checked to be row-aligned and finite; with
+    `stacks`, a reference may be a layer stack (an .npz as `orch features image` writes it)."""
+    rows = list(read_rows(texts_path))
+    texts = [_text(row, "text", where) for where, row in rows]
+    ids = [str(row["id"]) for _, row in rows] if rows and all("id" in row for _, row in rows) else None
+    return texts, {
+        name: _reference(name, path, texts_path, len(texts), ids, stacks) for name, path in features.items()
+    }
+
+
+def _reference(
+    name: str, path: Path, texts_path: Path, count: int, ids: list[str] | None, stacks: bool
+) -> Reference:
+    from orchestrator.extraction.output import read_sidecar
+
+    arrays = load_arrays(path)
+    if len(arrays) != 1 and not stacks:
+        raise DataError(
+            f"{path}: a stack of {len(arrays)} layers, and eval.scoring orch scores one matrix a "
+            f"reference ('{name}'): score the stack with eval.scoring: platonic-rep, or save one layer "
+            "with numpy.save"
+        )
+    layers = []
+    for layer, array in arrays:
+        where = (
+            f"{path} (reference '{name}')" if len(arrays) == 1 else f"{path}[{layer}] (reference '{name}')"
+        )
+        matrix = check_matrix(array, where)
+        if matrix.shape[0] != count:
+            raise DataError(f"{where}: {matrix.shape[0]} rows, but {texts_path} has {count} texts")
+        layers.append(matrix)
+    sidecar = read_sidecar(path)
+    if ids is not None and sidecar is not None and sidecar["rows"]["ids"] != ids:
+        row = next(i for i, (a, b) in enumerate(zip(ids, sidecar["rows"]["ids"], strict=True)) if a != b)
+        raise DataError(
+            f"{path}: row {row} is id {sidecar['rows']['ids'][row]!r} by its sidecar, but {texts_path} "
+            f"row {row} is id {ids[row]!r}: make the features from the eval texts' manifest"
+        )
+    return layers[0] if len(arrays) == 1 else tuple(layers)

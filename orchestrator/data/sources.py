@@ -15,14 +15,14 @@ from orchestrator.data.stream import (
     world_data,
     world_scoring_set,
 )
-from orchestrator.sweepfile import DataConfig, TrialConfig
+from orchestrator.sweepfile import DataConfig, EvalConfig, TrialConfig
 
 __all__ = ["SOURCES", "DataSource", "open_trial_data", "source_of"]
 
 
 class DataSource(Protocol):
-    def check(self, data: DataConfig, neighbours: int) -> None:
-        """Fail on the driver, before any trial starts, on data no trial could read."""
+    def check(self, data: DataConfig, evaluation: EvalConfig) -> None:
+        """Fail on the driver, before any trial starts, on data no trial could read or score."""
         ...
 
     def shape(self, data: DataConfig) -> TextShape: ...
@@ -37,7 +37,7 @@ class DataSource(Protocol):
 class WorldSource:
     """Made in memory from the world's seed and knobs: nothing to check on disk."""
 
-    def check(self, data: DataConfig, neighbours: int) -> None:
+    def check(self, data: DataConfig, evaluation: EvalConfig) -> None:
         """The world's eval set size was checked against k when the sweep file was read."""
 
     def shape(self, data: DataConfig) -> TextShape:
@@ -53,8 +53,8 @@ class WorldSource:
 class FileSource:
     """Shards read in one seeded order, and an eval set with its reference features."""
 
-    def check(self, data: DataConfig, neighbours: int) -> None:
-        check_files(data, neighbours)
+    def check(self, data: DataConfig, evaluation: EvalConfig) -> None:
+        check_files(data, evaluation.neighbours, stacks=evaluation.scoring == "platonic-rep")
 
     def shape(self, data: DataConfig) -> TextShape:
         return file_shape(data)

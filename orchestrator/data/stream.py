@@ -16,6 +16,7 @@ import numpy as np
 from orchestrator.data import world as world_module
 from orchestrator.data.files import (
     DataError,
+    Reference,
     document_shards,
     iter_documents,
     iter_pairs,
@@ -46,9 +47,9 @@ BPE_TRAINING_TEXTS = 200_000
 class EvalSet:
     name: str
     tokens: np.ndarray  # (n, T)
-    references: dict[str, np.ndarray]  # name -> (n, width)
+    references: dict[str, Reference]  # name -> (n, width), or a layer stack of them
     retrieval_tokens: np.ndarray  # (m, T): fits the text -> reference maps of retrieval metrics
-    retrieval_references: dict[str, np.ndarray]
+    retrieval_references: dict[str, Reference]
 
 
 @dataclass(frozen=True)
@@ -206,9 +207,7 @@ def file_data(config: TrialConfig, cache_dir: Path, prefetch_workers: int) -> Tr
     stream = FileStream(open_pairs, encode, config.data_size, config.seed)
     prefetcher = ProcessPrefetcher(stream, prefetch_workers) if prefetch_workers else Prefetcher(stream.take)
 
-    texts, references = read_eval(
-        data.resolve(data.eval_texts), {name: data.resolve(p) for name, p in data.eval_features}
-    )
+    texts, references = _file_eval(config)
     tokens = encode_texts(tokenizer, texts, data.max_len)
     half = len(texts) // 2  # no separate retrieval set: maps fit on the first half of the eval set
     return TrialData(
@@ -218,7 +217,7 @@ def file_data(config: TrialConfig, cache_dir: Path, prefetch_workers: int) -> Tr
             tokens=tokens,
             references=references,
             retrieval_tokens=tokens[:half],
-            retrieval_references={name: m[:half] for name, m in references.items()},
+            retrieval_references=_first_rows(references, half),
         ),
         vocab_size=tokenizer.vocab_size,
         max_len=data.max_len,
@@ -243,15 +242,27 @@ def file_scoring_set(config: TrialConfig) -> tuple[list[str], EvalSet]:
     """The eval texts and references a files trial scores against, with no token stream opened:
     the eval tokens are left empty (the tokenizer may need training, and features made elsewhere
     need none)."""
-    data = config.data
-    texts, references = read_eval(
-        data.resolve(data.eval_texts), {name: data.resolve(p) for name, p in data.eval_features}
-    )
+    texts, references = _file_eval(config)
     half = len(texts) // 2  # as in file_data: retrieval maps fit on the first half
     return texts, EvalSet(
         name=config.eval.set,
         tokens=np.zeros((len(texts), 0), dtype=np.int64),
         references=references,
         retrieval_tokens=np.zeros((half, 0), dtype=np.int64),
-        retrieval_references={name: m[:half] for name, m in references.items()},
+        retrieval_references=_first_rows(references, half),
     )
+
+
+def _file_eval(config: TrialConfig) -> tuple[list[str], dict[str, Reference]]:
+    """The eval texts and references of a files trial: layer stacks allowed where the trial
+    scores as platonic-rep does."""
+    data = config.data
+    features = {name: data.resolve(path) for name, path in data.eval_features}
+    return read_eval(data.resolve(data.eval_texts), features, stacks=config.eval.scoring == "platonic-rep")
+
+
+def _first_rows(references: dict[str, Reference], count: int) -> dict[str, Reference]:
+    return {
+        name: tuple(layer[:count] for layer in ref) if isinstance(ref, tuple) else ref[:count]
+        for name, ref in references.items()
+    }

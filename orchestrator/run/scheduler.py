@@ -103,7 +103,7 @@ class SweepOutcome:
 def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     """Run every trial the store does not have as done or collapsed; record every result."""
     started = time.perf_counter()
-    source_of(spec.data).check(spec.data, spec.eval.neighbours)  # bad files: before any trial starts
+    source_of(spec.data).check(spec.data, spec.eval)  # bad files: before any trial starts
     if options.address and options.address != "auto":  # a cluster nobody answers for: no store made
         check_reachable(options.address, options.connect_timeout_s)
     storage = check_storage(options.storage)

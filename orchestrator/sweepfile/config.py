@@ -96,12 +96,15 @@ class EvalConfig:
     per_octave: int
     first_checkpoint: int
     references: tuple[str, ...] | None
+    scoring: str = "orch"  # or "platonic-rep": SCORINGS
 
     @property
     def neighbours(self) -> int:
         """The largest k of the metrics: the eval set needs more items than this."""
         return max((parse_metric(metric).k or 0 for metric in self.metrics), default=0)
 
+
+SCORINGS = ("orch", "platonic-rep")  # eval.scoring: orch's own procedure, or upstream's
 
 PLACEMENTS = ("pack", "spread", "strict_pack", "strict_spread")  # Ray's placement strategies
 
@@ -219,8 +222,10 @@ def _plain(section: "TrainConfig | DataConfig | EvalConfig") -> dict[str, Any]:
     """A section as plain JSON-ready data, made once for the many trials that share it (a grid of
     10^5 trials has a handful of distinct sections); a data section without its base_dir, which
     says where the files are, and its corpus, which says how much they hold: neither is what a
-    trial trains on."""
+    trial trains on. An eval section scored by orch's own procedure says nothing of its scoring."""
     plain = asdict(section)
     plain.pop("base_dir", None)
     plain.pop("corpus", None)
+    if plain.get("scoring") == "orch":  # the default, left out so that older trials keep their key
+        del plain["scoring"]
     return plain

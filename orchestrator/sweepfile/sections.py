@@ -7,6 +7,7 @@ from typing import Any
 from orchestrator.sweepfile.catalog import PRESETS, parse_metric
 from orchestrator.sweepfile.config import (
     PLACEMENTS,
+    SCORINGS,
     DataConfig,
     EvalConfig,
     Resources,
@@ -120,8 +121,9 @@ def parse_data(raw: Any, base_dir: str) -> DataConfig:
 
 
 def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
-    known = ("set", "metrics", "checkpoints", "references")
+    known = ("set", "metrics", "checkpoints", "references", "scoring")
     evaluation = read_mapping(raw, "eval", known)
+    scoring = read_choice(evaluation.get("scoring", "orch"), "eval.scoring", SCORINGS)
     name, items = rules_of(data).eval_set(evaluation.get("set"))
     metrics = read_list(evaluation.get("metrics", ["mutual_knn@10"]), "eval.metrics")
     parsed_metrics = []
@@ -130,6 +132,12 @@ def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
             parsed_metrics.append(str(parse_metric(metric)))
         except ValueError as error:
             raise FieldError(f"eval.metrics[{index}]", str(error)) from None
+        if scoring == "platonic-rep" and parse_metric(metric).metric.needs_map:
+            raise FieldError(
+                f"eval.metrics[{index}]",
+                f"{metric} is orch's own (platonic-rep has no retrieval metric): drop it, or score "
+                "with eval.scoring: orch",
+            )
     per_octave, first = _parse_checkpoints(evaluation.get("checkpoints", "log2x2"))
     for index, metric in enumerate(parsed_metrics):
         k = parse_metric(metric).k
@@ -152,6 +160,7 @@ def parse_eval(raw: Any, data: DataConfig) -> EvalConfig:
         per_octave=per_octave,
         first_checkpoint=first,
         references=references,
+        scoring=scoring,
     )
 
 

@@ -34,11 +34,12 @@ from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
 from orchestrator.training.objectives import jepa_loss, ntp_loss
+from orchestrator.training.platonic_scoring import PlatonicRepScorer
 from orchestrator.training.replicas import SOLO, Replica
-from orchestrator.training.scoring import CheckpointScorer, Score
+from orchestrator.training.scoring import CheckpointScorer, Score, scorer_for
 from orchestrator.training.state import TrainState
 
-__all__ = ["TrialOutcome", "get_lr", "run_trial"]
+__all__ = ["TrialOutcome", "build_model", "embed_layers", "get_lr", "run_trial"]
 
 DEFAULT_CACHE = Path.home() / ".cache" / "orch"
 MIN_LR_FRACTION = 0.1  # cosine decays to a tenth of the peak (as nanoGPT does)
@@ -74,7 +75,7 @@ def get_lr(step: int, total_steps: int, base_lr: float, warmup: float, schedule:
 
 
 @torch.no_grad()
-def _embed_layers(model: TextEncoder, tokens: np.ndarray, device: torch.device) -> list[torch.Tensor]:
+def embed_layers(model: TextEncoder, tokens: np.ndarray, device: torch.device) -> list[torch.Tensor]:
     """Pooled hidden states of every layer for each text: L x (n, d), on the CPU in float32."""
     model.eval()
     order = np.argsort((tokens != PAD).sum(axis=1), kind="stable")  # similar lengths batch together
@@ -100,7 +101,7 @@ def _autocast(device: torch.device) -> torch.autocast:
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=enabled)
 
 
-def _build(config: TrialConfig, data: TrialData, device: torch.device) -> TextEncoder:
+def build_model(config: TrialConfig, data: TrialData, device: torch.device) -> TextEncoder:
     torch.manual_seed(config.seed)
     model = TextEncoder(
         PRESETS[config.model], data.vocab_size, data.max_len, causal=objective_of(config.objective).causal
@@ -145,12 +146,8 @@ def run_trial(
     torch_device = torch.device(device)
     data = open_trial_data(config, cache_dir, prefetch_workers(device))
     # only the leader evaluates: a follower prepares no scorer
-    scorer = (
-        CheckpointScorer(data.eval_set, config.eval.metrics, config.eval.references)
-        if replica.leads
-        else None
-    )
-    model = _build(config, data, torch_device)
+    scorer = scorer_for(data.eval_set, config.eval) if replica.leads else None
+    model = build_model(config, data, torch_device)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.train.lr, weight_decay=config.train.weight_decay
     )
@@ -228,7 +225,7 @@ def _checkpoint(
     model: TextEncoder,
     optimizer: torch.optim.Optimizer,
     data: TrialData,
-    scorer: CheckpointScorer,
+    scorer: CheckpointScorer | PlatonicRepScorer,
     config: TrialConfig,
     state: TrainState,
     device: torch.device,
@@ -237,7 +234,7 @@ def _checkpoint(
 ) -> SavedCheckpoint:
     """Score the eval set, check for collapse, and advance `state` past this checkpoint."""
     eval_set = data.eval_set
-    layers = _embed_layers(model, eval_set.tokens, device)
+    layers = embed_layers(model, eval_set.tokens, device)
     mean_loss = state.mean_loss
     reason = None
     if mean_loss is not None and not math.isfinite(mean_loss):
@@ -249,7 +246,7 @@ def _checkpoint(
             state.initial_spread = relative_spread(embeddings)
         reason = detect_collapse(embeddings, state.initial_spread)
         retrieval_layers = (
-            _embed_layers(model, eval_set.retrieval_tokens, device) if scorer.needs_retrieval_set else []
+            embed_layers(model, eval_set.retrieval_tokens, device) if scorer.needs_retrieval_set else []
         )
         scored = scorer.score(layers, retrieval_layers)
     if mean_loss is not None and math.isfinite(mean_loss):

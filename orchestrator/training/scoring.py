@@ -8,8 +8,6 @@ side's HSIC with itself (CKA's `LinearKernel`, CKNNA's `Neighbours.self_hsic`), 
 computed once per reference per trial and once per layer per checkpoint, not once per pair.
 """
 
-from dataclasses import dataclass
-
 import torch
 
 from orchestrator.alignment import (
@@ -30,22 +28,12 @@ from orchestrator.alignment.noise import (
     row_scores,
 )
 from orchestrator.data.stream import EvalSet
+from orchestrator.sweepfile import EvalConfig
 from orchestrator.sweepfile.catalog import MetricName, parse_metric
+from orchestrator.training.platonic_scoring import PlatonicRepScorer
+from orchestrator.training.score import Score
 
-__all__ = ["CheckpointScorer", "Score"]
-
-
-@dataclass(frozen=True)
-class Score:
-    """One value with its noise and null; None where the metric has none."""
-
-    metric: str
-    reference: str
-    value: float
-    se: float | None = None
-    null_mean: float | None = None
-    null_p95: float | None = None
-    chance: float | None = None
+__all__ = ["CheckpointScorer", "Score", "scorer_for"]
 
 
 class CheckpointScorer:
@@ -150,3 +138,11 @@ class CheckpointScorer:
         if metric.metric.needs_map:
             return score(layer, self.targets[reference], metric.k, fit_layer, self.fit_targets[reference])
         return score(layer, self.targets[reference], *([] if metric.k is None else [metric.k]))
+
+
+def scorer_for(
+    eval_set: EvalSet, evaluation: EvalConfig, noise: bool = True
+) -> "CheckpointScorer | PlatonicRepScorer":
+    """The scorer of a trial's checkpoints, by its sweep's `eval.scoring`."""
+    kind = PlatonicRepScorer if evaluation.scoring == "platonic-rep" else CheckpointScorer
+    return kind(eval_set, evaluation.metrics, evaluation.references, noise)

@@ -242,7 +242,7 @@ def test_broken_files_are_rejected_naming_the_file(tmp_path):
         list(iter_pairs([tmp_path / "absent.jsonl"]))
     texts = write_jsonl(tmp_path / "t.jsonl", [{"text": "a"}, {"text": "b"}, {"text": "c"}])
     np.save(tmp_path / "short.npy", np.zeros((2, 4)))
-    with pytest.raises(DataError, match=r"short.npy: 2 rows, but .*t.jsonl has 3 texts"):
+    with pytest.raises(DataError, match=r"short.npy \(reference 'dino'\): 2 rows, but .*t.jsonl has 3 texts"):
         read_eval(texts, {"dino": tmp_path / "short.npy"})
     nan = np.zeros((3, 4))
     nan[1, 2] = np.nan
@@ -318,7 +318,7 @@ def test_file_trial_data_end_to_end(tmp_path):
         (
             "layers.npz",
             {"a": np.zeros((3, 4)), "b": np.zeros((3, 4))},
-            "2 arrays (reference 'dino' is one matrix",
+            "a stack of 2 layers, and eval.scoring orch scores one matrix a reference ('dino')",
         ),
         ("empty.npy", b"", "not a feature file"),
     ],
@@ -335,6 +335,28 @@ def test_a_bad_reference_matrix_is_one_line_naming_it(tmp_path, name, array, mes
     with pytest.raises(DataError, match=re.escape(message)) as caught:
         read_eval(texts, {"dino": path})
     assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)
+
+
+def test_a_layer_stack_reference_is_read_whole_and_its_rows_checked_against_the_texts(tmp_path):
+    rows = [{"id": f"img{i}", "text": t} for i, t in enumerate("abc")]
+    texts = write_jsonl(tmp_path / "t.jsonl", rows)
+    stack = tmp_path / "dino.npz"
+    np.savez(stack, layer_00=np.ones((3, 4)), layer_01=np.zeros((3, 6)))
+    _, references = read_eval(texts, {"dino": stack}, stacks=True)
+    assert [layer.shape for layer in references["dino"]] == [(3, 4), (3, 6)]
+    np.savez(stack, layer_00=np.ones((3, 4)), layer_01=np.zeros((2, 4)))
+    with pytest.raises(DataError, match=r"dino.npz\[layer_01\] \(reference 'dino'\): 2 rows, but .*has 3"):
+        read_eval(texts, {"dino": stack}, stacks=True)
+    np.savez(stack, layer_00=np.ones((3, 4)))
+    sidecar = {
+        "format": "orch-features/1",
+        "side": "image",
+        "model": {"folder": "/m", "sha256": "0" * 64},
+        "rows": {"count": 3, "ids": ["img0", "img2", "img1"], "sha256": ["0" * 64] * 3},
+    }
+    stack.with_suffix(".json").write_text(json.dumps(sidecar))
+    with pytest.raises(DataError, match=r"dino.npz: row 1 is id 'img2' by its sidecar, but .*t.jsonl row 1"):
+        read_eval(texts, {"dino": stack}, stacks=True)
 
 
 def test_the_corpus_is_the_stated_size_else_the_parquet_shards_footer_counts(tmp_path):

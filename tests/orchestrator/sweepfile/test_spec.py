@@ -102,11 +102,15 @@ def test_key_changes_with_anything_that_changes_the_result():
     assert spec_of(resources={"workers": 4, "placement": "spread"}).trials[0].key == base
     assert spec_of(resources={"model": {"tiny": {"workers": 2}}}).trials[0].key == base
     assert spec_of(holdout={"data_size": ["4K"]}).trials[0].key == base
+    assert spec_of(eval={"scoring": "orch"}).trials[0].key == base  # the default: older keys stand
+    assert spec_of(eval={"scoring": "platonic-rep"}).trials[0].key != base
 
 
 def test_trial_config_round_trips_through_json():
     for trial in spec_of(grid=dict(BASE["grid"], **{"train.grad_clip": [None, 0.5]})).trials:
         assert TrialConfig.from_json(trial.to_json()) == trial
+    scored = spec_of(eval={"scoring": "platonic-rep"}).trials[0]
+    assert TrialConfig.from_json(scored.to_json()) == scored
 
 
 @pytest.mark.parametrize("name", ["goodview_vs_ntp.yaml", "goodview_vs_ntp_paper.yaml"])
@@ -266,6 +270,14 @@ FILES = {
     "reference_unknown": (
         with_top(eval={"references": ["factor_mlp", "dinov2"]}),
         "eval.references[1]: 'dinov2' is not allowed",
+    ),
+    "scoring_unknown": (
+        with_top(eval={"scoring": "upstream"}),
+        "eval.scoring: 'upstream' is not allowed",
+    ),
+    "scoring_retrieval": (
+        with_top(eval={"scoring": "platonic-rep", "metrics": ["mutual_knn@10", "retrieval_t2i@5"]}),
+        "eval.metrics[1]: retrieval_t2i@5 is orch's own (platonic-rep has no retrieval metric)",
     ),
     "world_set_empty": (with_top(eval={"set": "world-0"}), "eval.set: 'world-0' is not a world eval set"),
     "world_set_tiny": (

@@ -17,7 +17,7 @@ import torch.multiprocessing as mp
 from orchestrator.data.sources import open_trial_data
 from orchestrator.sweepfile import TrialConfig, parse_spec
 from orchestrator.training.checkpoint import SavedCheckpoint
-from orchestrator.training.loop import DEFAULT_CACHE, TrainingLoss, _build, _trim, run_trial
+from orchestrator.training.loop import DEFAULT_CACHE, TrainingLoss, _trim, build_model, run_trial
 from orchestrator.training.replicas import SOLO, Replica
 
 pytestmark = pytest.mark.processes  # two real processes each: run by .ci/run after the README's command
@@ -38,7 +38,7 @@ def config_for(objective: str, batch_size: int = 32, size: int = 1000, **train) 
 def first_step(config, replica: Replica) -> tuple[float, dict[str, torch.Tensor]]:
     """The first global batch's loss and the gradient this process ends its backward with."""
     data = open_trial_data(config, DEFAULT_CACHE)
-    model = _build(config, data, torch.device("cpu"))
+    model = build_model(config, data, torch.device("cpu"))
     training_loss = replica.wrap(TrainingLoss(model, config, replica), torch.device("cpu"))
     count = config.train.batch_size
     rows = torch.as_tensor(data.take(0, count), dtype=torch.long)
