@@ -2,13 +2,15 @@
 
 The entry point lives here, the group (and how errors become exit codes) in `group`, the
 commands in `sweeps` (sweep, status), `results` (fit, report), `check`, `planning` (next),
-`features`, `align`, `baselines`, `exchange` (import, export) and `store` (db upgrade).
+`features`, `data` (pairs, chunks), `align`, `baselines`, `exchange` (import, export) and
+`store` (db upgrade).
 """
 
 from orchestrator.cli import (  # noqa: F401  (their commands join `cli`)
     align,
     baselines,
     check,
+    data,
     exchange,
     features,
     planning,

@@ -3,7 +3,8 @@
 - pairs: shards (`data.shards`: JSONL, .jsonl.gz, .jsonl.zst or Parquet) with `image_id,
   caption_a, caption_b`, or `image_id, caption` with several consecutive rows per image
   (consecutive captions of one image become a pair);
-- documents: shards with `text`; a document's two halves are its two chunks (bad views);
+- documents: shards with `chunk_a, chunk_b` (`orch data chunks`), or `text`, whose two halves are
+  its two chunks (bad views);
 - eval: JSONL with `text` per row, plus one `.npy` feature matrix per reference, rows aligned.
 
 Every problem is a `DataError` naming the file (and line or column where there is one).
@@ -16,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from orchestrator.data.chunks_builder import chunk_pairs
 from orchestrator.data.matrices import DataError, check_matrix, load_arrays
 from orchestrator.data.shards import parquet_batches, parquet_rows, read_rows, resolve_shards, rows_of
 from orchestrator.sweepfile import DataConfig
@@ -123,12 +125,13 @@ def _all_text(column: Any, values: list) -> bool:
 
 
 def iter_documents(shards: list[Path]) -> Iterator[tuple[str, str]]:
-    """The two halves of each document with at least two words."""
+    """The two chunks of each row `orch data chunks` wrote, or the two halves of each document
+    with at least two words."""
     for where, row in rows_of(shards):
-        words = _text(row, "text", where).split()
-        if len(words) >= 2:
-            middle = len(words) // 2
-            yield " ".join(words[:middle]), " ".join(words[middle:])
+        if "chunk_a" in row or "chunk_b" in row:
+            yield _text(row, "chunk_a", where), _text(row, "chunk_b", where)
+            continue
+        yield from chunk_pairs(_text(row, "text", where), "halves", 0)[0]
 
 
 def check_files(data: DataConfig, neighbours: int = 0, stacks: bool = False) -> None:

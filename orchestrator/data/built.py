@@ -1,0 +1,128 @@
+"""What `orch data pairs` and `orch data chunks` share: the output checked before any row is read,
+inputs named by their sha256, the eval-set overlap, and a Parquet file published with its sidecar
+whole or not at all (`X.parquet` and `X.json`, which says how every row was made)."""
+
+import hashlib
+import json
+import platform
+from collections.abc import Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from orchestrator.data.matrices import DataError
+from orchestrator.data.shards import read_rows
+
+__all__ = ["Overlap", "check_out", "describe_inputs", "normalised", "publish", "staged_path"]
+
+
+def check_out(out: Path) -> None:
+    """Refused before a row is read: a name that is not .parquet, or a folder that is not there."""
+    if out.suffix != ".parquet":
+        raise DataError(f"--out {out}: must end in .parquet (the sidecar goes beside it, as .json)")
+    if not out.parent.is_dir():
+        raise DataError(f"--out {out}: no folder {out.parent} (make it first)")
+    for target in (out, out.with_suffix(".json")):
+        if target.exists() and not target.is_file():
+            raise DataError(
+                f"--out {out}: {target} is there and is not a file (move it, or give another --out)"
+            )
+
+
+def staged_path(out: Path) -> Path:
+    return out.with_name(f".{out.name}.partial")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def describe_inputs(paths: Iterable[Path], rows: Iterable[int]) -> list[dict[str, Any]]:
+    return [
+        {"path": str(path.resolve()), "sha256": sha256_of(path), "rows": count}
+        for path, count in zip(paths, rows, strict=True)
+    ]
+
+
+def normalised(text: str) -> str:
+    """A text as the overlap check compares it: lower case, runs of white space as one space."""
+    return " ".join(text.lower().split())
+
+
+class Overlap:
+    """The eval texts that occur in the training text (after `normalised`): what a model may have
+    seen of its own test set. The preprint found 43 of WIT-1024's 1,024 in its own. A caption is
+    compared whole (`see`); a document is searched for every eval text as a run of its words
+    (`see_within`), through an index of each eval text's first two words."""
+
+    def __init__(self, eval_texts: Path) -> None:
+        texts = []
+        for where, row in read_rows(eval_texts):
+            if not isinstance(row.get("text"), str):
+                raise DataError(f"{where}: column 'text' is missing or not text (--eval-texts)")
+            texts.append(row["text"])
+        self.path, self.count = eval_texts, len(texts)
+        self.wanted = {normalised(text): text for text in texts}
+        self.found: set[str] = set()
+        self.by_start: dict[tuple[str, ...], list[list[str]]] = {}
+        for key in self.wanted:
+            words = key.split()
+            self.by_start.setdefault(tuple(words[:2]), []).append(words)
+
+    def see(self, texts: Iterable[str]) -> None:
+        wanted, found = self.wanted, self.found
+        for text in texts:
+            if (key := normalised(text)) in wanted:
+                found.add(key)
+
+    def see_within(self, text: str) -> None:
+        words = normalised(text).split()
+        for start in range(len(words)):
+            for length in (1, 2):
+                for candidate in self.by_start.get(tuple(words[start : start + length]), ()):
+                    if len(candidate) >= length and words[start : start + len(candidate)] == candidate:
+                        self.found.add(" ".join(candidate))
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "eval_texts": str(self.path.resolve()),
+            "sha256": sha256_of(self.path),
+            "of": self.count,
+            "count": len(self.found),
+            "texts": sorted(self.wanted[key] for key in self.found),
+        }
+
+
+def publish(staged: Path, out: Path, sidecar: dict[str, Any]) -> None:
+    """The staged Parquet file and its sidecar renamed into place: both or neither."""
+    sidecar = {
+        **sidecar,
+        "versions": {
+            "orch": _version("orch"),
+            "pyarrow": _version("pyarrow"),
+            "python": platform.python_version(),
+        },
+    }
+    staged_json = out.with_name(f".{out.stem}.json.partial")
+    try:
+        staged_json.write_text(json.dumps(sidecar, indent=1) + "\n")
+        staged.replace(out)
+        try:
+            staged_json.replace(out.with_suffix(".json"))
+        except OSError:
+            out.unlink(missing_ok=True)  # never the rows without the sidecar that explains them
+            raise
+    finally:
+        staged.unlink(missing_ok=True)
+        staged_json.unlink(missing_ok=True)
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
