@@ -81,7 +81,7 @@ def main() -> None:
         for compiled in (False, True):
             rate = samples_per_second(objective, model, batch, device, compiled)
             views = 1 if objective == "ntp" else 2
-            flops = train_flops(PRESETS[model], objective, rate * views * TOKENS, VOCAB)
+            flops = train_flops(PRESETS[model], objective, rate * views, TOKENS, VOCAB)
             mfu = (
                 f"MFU {flops / (args.peak_tflops * 1e12):.1%}"
                 if args.peak_tflops

@@ -19,13 +19,23 @@ from db.rows import (
     checked,
     columns,
 )
-from db.schema import SCHEMA_VERSION, TRAIN_LOSS, WIDTHS
+from db.schema import (
+    POSITIONS_PER_SAMPLE,
+    SCHEMA_VERSION,
+    TOKENS_PER_SAMPLE,
+    TRAIN_LOSS,
+    TRAINING_ROWS,
+    WIDTHS,
+)
 from db.status import FINISHED, TrialStatus
 from db.store import Store
 
 __all__ = [
     "FINISHED",
+    "POSITIONS_PER_SAMPLE",
     "SCHEMA_VERSION",
+    "TOKENS_PER_SAMPLE",
+    "TRAINING_ROWS",
     "TRAIN_LOSS",
     "WIDTHS",
     "BaselineRow",

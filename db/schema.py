@@ -19,7 +19,10 @@ from db.status import TrialStatus
 
 __all__ = [
     "MEASUREMENT_NOISE",
+    "POSITIONS_PER_SAMPLE",
     "SCHEMA_VERSION",
+    "TOKENS_PER_SAMPLE",
+    "TRAINING_ROWS",
     "TRAIN_LOSS",
     "WIDTHS",
     "baselines",
@@ -40,6 +43,10 @@ SCHEMA_VERSION = 9
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
 TRAIN_LOSS = "train_loss"  # a trial's training-loss rows: no reference, eval set "train"
+# What a trial's training ran, as rows beside its loss: real tokens and computed positions (a batch
+# is padded to its longest row) per sample so far, the lengths its FLOPs are counted at
+TOKENS_PER_SAMPLE, POSITIONS_PER_SAMPLE = "tokens_per_sample", "positions_per_sample"
+TRAINING_ROWS = (TRAIN_LOSS, TOKENS_PER_SAMPLE, POSITIONS_PER_SAMPLE)
 # The width of each kind of name, the same in every table that stores it.
 WIDTHS = {"key": 64, "sweep": 200, "objective": 64, "model": 128, "metric": 64, "reference": 128}
 WIDTHS |= {"eval_set": 128, "status": 16, "law": 32, "host": 255, "device": 64, "axis": 16}

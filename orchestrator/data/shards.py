@@ -121,7 +121,7 @@ def _batches(path: Path, batches: Iterator[Any]) -> Iterator[tuple[int, Any]]:
 def _parquet_file(path: Path) -> Any:
     import pyarrow.parquet as pq
 
-    try:
-        return pq.ParquetFile(path)
+    try:  # no pre-buffering: it keeps every row group read until the file closes (185 MiB of 10^7 rows)
+        return pq.ParquetFile(path, pre_buffer=False)
     except Exception as error:  # pyarrow raises several types for a broken file
         raise DataError(f"{path}: not a readable Parquet file ({error})") from None

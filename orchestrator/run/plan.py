@@ -20,7 +20,7 @@ from orchestrator.data.shape import TextShape
 from orchestrator.data.sources import source_of
 from orchestrator.errors import InputError
 from orchestrator.sweepfile import CORE_AXES, Resources, Spec, TrainConfig, TrialConfig
-from orchestrator.sweepfile.catalog import PRESETS, estimate_params, train_flops
+from orchestrator.sweepfile.catalog import PRESETS, estimate_params, objective_of, train_flops
 
 __all__ = [
     "ASSUMED_CPU_FLOPS",
@@ -127,19 +127,24 @@ def plan(spec: Spec, statuses: dict[str, str], throughput: Throughput = Throughp
 
 
 def sample_flops(spec: Spec, objective: str, model: str) -> float | None:
-    """The dry run's training FLOPs for one sample of (objective, model) on the spec's data
-    (None: orch has no such model shape)."""
+    """The dry run's training FLOPs for one sample of (objective, model) on the spec's data, at
+    the batch size of the spec's first trial of that pair (None: orch has no such model shape)."""
     if model not in PRESETS:
         return None
-    return _per_sample(objective, model, source_of(spec.data).shape(spec.data))
+    recipe = next((t.train for t in spec.trials if (t.objective, t.model) == (objective, model)), None)
+    batch_size = (recipe or spec.trials[0].train).batch_size
+    return _per_sample(objective, model, batch_size, source_of(spec.data).shape(spec.data))
 
 
 def _training_flops(trial: TrialConfig, shape: TextShape) -> float:
-    return trial.budget_samples * _per_sample(trial.objective, trial.model, shape)
+    return trial.budget_samples * _per_sample(trial.objective, trial.model, trial.train.batch_size, shape)
 
 
-def _per_sample(objective: str, model: str, shape: TextShape) -> float:
-    return train_flops(PRESETS[model], objective, shape.tokens_per_sample, shape.vocab_size)
+def _per_sample(objective: str, model: str, batch_size: int, shape: TextShape) -> float:
+    """A sample's FLOPs: its sequences at the length a batch of them is padded to."""
+    views = objective_of(objective).views
+    length = shape.padded_length(objective, batch_size * views)
+    return train_flops(PRESETS[model], objective, views, length, shape.vocab_size)
 
 
 def estimated_seconds(spec: Spec, trials: list[TrialConfig], rates: dict[str, float]) -> dict[str, float]:

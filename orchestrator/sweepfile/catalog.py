@@ -67,11 +67,6 @@ class Objective:
         """Parameters of the head beyond the encoder body (the LM head is tied: none)."""
         return 0 if self.causal else width * PROJECTOR_WIDTH + PROJECTOR_WIDTH
 
-    def output_matmul_params(self, width: int, vocab_size: int) -> int:
-        """Weights of the output layer's matmul, for FLOPs: the vocabulary projection, or the
-        projector."""
-        return vocab_size * width if self.causal else width * PROJECTOR_WIDTH
-
 
 OBJECTIVES: dict[str, Objective] = {
     objective.name: objective
@@ -101,15 +96,21 @@ def estimate_params(preset: Preset, vocab_size: int, max_len: int, objective: st
     return body + objective_of(objective).head_params(preset.width)
 
 
-def train_flops(preset: Preset, objective: str, tokens: int, vocab_size: int) -> float:
-    """Training FLOPs for `tokens` tokens: 6 x (block + output) parameters x tokens (Kaplan et al.).
-
-    Embedding lookups are free; NTP adds its vocabulary projection, JEPA its projector.
-    Attention-score FLOPs are ignored at these sequence lengths.
-    """
-    matmul_params = preset.layers * _layer_params(preset)
-    matmul_params += objective_of(objective).output_matmul_params(preset.width, vocab_size)
-    return 6.0 * matmul_params * tokens
+def train_flops(preset: Preset, objective: str, sequences: float, length: float, vocab_size: int) -> float:
+    """Training FLOPs (the backward pass twice the forward) of `sequences` sequences of `length`
+    positions each, as the encoder runs them (a batch is padded to its longest row, and every
+    position of it is computed). Forward, per position: 2 FLOPs a weight of every block's matmuls
+    and of NTP's vocabulary projection; per sequence and block, the attention scores and their
+    weighted sum, 4 x length^2 x width; JEPA's projector once a sequence (it reads the pooled
+    vector). Embedding lookups, norms and the loss are left out: they are not matmuls, and
+    `torch.utils.flop_counter` counts none of them either."""
+    width, layers = preset.width, preset.layers
+    block_matmuls = 4 * width * width + 2 * width * preset.ff
+    causal = objective_of(objective).causal
+    per_position = layers * block_matmuls + (vocab_size * width if causal else 0)
+    per_sequence = 0 if causal else width * PROJECTOR_WIDTH
+    attention = 4 * layers * width * length * length
+    return 3.0 * sequences * (2.0 * (length * per_position + per_sequence) + attention)
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,20 @@ import numpy as np
 import torch
 from torch import nn
 
-from db import TRAIN_LOSS, CheckpointReport, Measurement, TrialStatus
+from db import (
+    POSITIONS_PER_SAMPLE,
+    TOKENS_PER_SAMPLE,
+    TRAIN_LOSS,
+    TRAINING_ROWS,
+    CheckpointReport,
+    Measurement,
+    TrialStatus,
+)
 from orchestrator.data.sources import open_trial_data
 from orchestrator.data.stream import TrialData
 from orchestrator.data.tokenizer import PAD
 from orchestrator.sweepfile import TrialConfig
-from orchestrator.sweepfile.catalog import PRESETS, objective_of, train_flops
+from orchestrator.sweepfile.catalog import PRESETS, Preset, objective_of, train_flops
 from orchestrator.training.checkpoint import SavedCheckpoint
 from orchestrator.training.collapse import detect_collapse, relative_spread
 from orchestrator.training.encoders import TextEncoder
@@ -183,17 +191,31 @@ def run_trial(
                 return TrialOutcome(status, reason, state.samples_seen, last, reported)
         count = min(batch_size, budget - state.samples_seen)
         rows = torch.as_tensor(data.take(state.samples_seen, count), dtype=torch.long)
-        tokens = int((rows != PAD).sum())  # the global batch's, on every replica
+        _count_work(state, rows, replica, preset, config.objective, data.vocab_size)  # the global batch's
         batch = _trim(rows[replica.rows(count)])
         if torch_device.type == "cuda":
             batch = batch.pin_memory().to(torch_device, non_blocking=True)
         lr = get_lr(state.step, total_steps, config.train.lr, config.train.warmup, config.train.schedule)
         loss = _train_step(training_loss, replica, optimizer, batch, config, state.step, lr)
-        state.flops += train_flops(preset, config.objective, tokens, data.vocab_size)
         state.samples_seen += count
         state.step += 1
         state.loss_sum += loss
         state.loss_count += 1
+
+
+def _count_work(
+    state: TrainState, rows: torch.Tensor, replica: Replica, preset: Preset, objective: str, vocab_size: int
+) -> None:
+    """Add a global batch (count, views, T) to the tokens, positions and FLOPs trained: each
+    process runs its rows padded to their own longest, so each share is counted at its length."""
+    state.tokens += int((rows != PAD).sum())
+    for share in replica.shares(rows.shape[0]):
+        if share.stop == share.start:
+            continue
+        part = _trim(rows[share])
+        sequences, length = part.shape[0] * part.shape[1], part.shape[-1]
+        state.positions += sequences * length
+        state.flops += train_flops(preset, objective, sequences, length, vocab_size)
 
 
 def _train_step(
@@ -251,6 +273,8 @@ def _checkpoint(
         scored = scorer.score(layers, retrieval_layers)
     if mean_loss is not None and math.isfinite(mean_loss):
         scored.append(Score(TRAIN_LOSS, "", mean_loss))
+        scored.append(Score(TOKENS_PER_SAMPLE, "", state.tokens / state.samples_seen))
+        scored.append(Score(POSITIONS_PER_SAMPLE, "", state.positions / state.samples_seen))
     rows = _rows(config, state, eval_set.name, scored)
     _advance(state)
     status = TrialStatus.COLLAPSED if reason is not None else TrialStatus.RUNNING
@@ -286,7 +310,7 @@ def _rows(
             samples_seen=state.samples_seen,
             metric=score.metric,
             reference=score.reference,
-            eval_set="train" if score.metric == TRAIN_LOSS else eval_set,
+            eval_set="train" if score.metric in TRAINING_ROWS else eval_set,
             value=float(score.value),
             step=state.step,
             flops=state.flops,

@@ -17,6 +17,8 @@ class TrainState:
     samples_seen: int = 0
     step: int = 0
     flops: float = 0.0
+    tokens: int = 0  # real (not padding) tokens trained on
+    positions: int = 0  # positions the encoder computed: each batch padded to its longest row
     wall_s: float = 0.0
     next_checkpoint: int = 0  # index into the trial's checkpoint schedule
     loss_sum: float = 0.0  # the training loss since the last checkpoint
@@ -28,7 +30,10 @@ class TrainState:
 
     @classmethod
     def from_dict(cls, raw: Any) -> "TrainState":
-        """The state a checkpoint's meta.json holds, checked field by field (TypeError)."""
+        """The state a checkpoint's meta.json holds, checked field by field (TypeError). A
+        checkpoint from before token counts resumes with none counted for the steps it holds."""
+        if isinstance(raw, dict):
+            raw = {"tokens": 0, "positions": 0, **raw}
         return cls(**checked(cls, raw))
 
     @property

@@ -161,7 +161,7 @@ def features_with_nan(folder):
     return replace_features(folder, lambda p: np.save(p, np.where(np.eye(24, 8) > 0, np.nan, 1.0)))
 
 
-@case("dino.npy: 23 rows, but")
+@case("dino.npy (reference 'dino'): 23 rows, but")
 def features_one_row_short(folder):
     return replace_features(folder, lambda p: np.save(p, np.ones((23, 8))))
 
@@ -171,7 +171,7 @@ def features_pickled_objects(folder):
     return replace_features(folder, lambda p: np.save(p, np.array([{"a": 1}] * 24, dtype=object)))
 
 
-@case("2 arrays (reference 'dino' is one matrix")
+@case("a stack of 2 layers, and eval.scoring orch scores one matrix a reference ('dino')")
 def features_npz_of_two_layers(folder):
     def write(path: Path) -> None:
         np.savez(folder / "layers.npz", a=np.ones((24, 8)), b=np.ones((24, 8)))

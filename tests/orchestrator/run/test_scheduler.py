@@ -20,6 +20,7 @@ from orchestrator.errors import InputError
 from orchestrator.run.raylocal import SESSION
 from orchestrator.run.scheduler import SweepOptions, run_sweep
 from orchestrator.sweepfile import load_spec, parse_spec
+from tests.cli import orch
 from tests.datasets import file_dataset
 from tests.drivers import expected_rows, start_driver, sweep_raw, wait_for, write_sweep
 from tests.orchestrator import faults
@@ -254,6 +255,38 @@ def test_a_relative_sweep_path_reads_its_files_on_every_worker(tmp_path, monkeyp
     assert Path(spec.trials[0].data.base_dir).is_absolute()
     outcome = run_sweep(spec, f"sqlite:///{tmp_path / 'o.db'}", SweepOptions(storage=tmp_path / "runs"))
     assert outcome.counts == {"done": 1}, outcome.summary()
+
+
+def test_a_sweep_over_pairs_built_from_coco_captions_runs_end_to_end_with_orch_fit(tmp_path):
+    """COCO-format captions (made here) -> `orch data pairs` -> a files sweep -> `orch fit`."""
+    words = ["red", "blue", "green", "tall", "small", "round"]
+    annotations = [
+        {
+            "image_id": image,
+            "id": 5 * image + j,
+            "caption": f"{words[image % 6]} {words[(image + j) % 6]} {image}",
+        }
+        for image in range(40)
+        for j in range(5)
+    ]
+    (tmp_path / "coco.json").write_text(json.dumps({"images": [], "annotations": annotations}))
+    built = orch("data", "pairs", "coco.json", "--out", "pairs.parquet", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    sidecar = json.loads((tmp_path / "pairs.json").read_text())
+    assert sidecar["counts"]["pairs"] == 80 and sidecar["rule"] == "disjoint"
+    data = file_dataset(tmp_path, [], [f"{w} {i}" for i, w in enumerate(words * 5)], width=8)
+    raw = sweep_raw("built", objectives=("jepa_good",), sizes=("16", "32", "64"), seeds=(0,))
+    raw |= {
+        "data": data | {"pairs": "pairs.parquet", "max_len": 16},
+        "eval": {"set": "toy-30", "metrics": ["mutual_knn@10"], "checkpoints": {"first": 8}},
+    }
+    spec = parse_spec(raw, str(tmp_path / "built.yaml"), text=yaml.safe_dump(raw), base_dir=tmp_path)
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    outcome = run_sweep(spec, url, SweepOptions(storage=tmp_path / "runs"))
+    assert outcome.counts == {"done": 3}, outcome.summary()
+    fit = orch("--store", url, "fit", "--out", str(tmp_path / "report"), "--json")
+    assert fit.returncode == 0, fit.stderr
+    assert [f["objective"] for f in json.loads(fit.stdout)["fits"]] == ["jepa_good"]
 
 
 @pytest.mark.parametrize(
