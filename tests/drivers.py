@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from db import TRAINING_ROWS
 from orchestrator.sweepfile.catalog import PRESETS
 
 REFERENCES = 2  # the world's references
@@ -37,10 +38,10 @@ def sweep_raw(name="s", objectives=("jepa_good", "ntp"), sizes=("2K",), seeds=(0
 
 def expected_rows(trial) -> int:
     """Rows one finished trial writes: per checkpoint, each metric x reference, max and per
-    layer, plus the training loss after S=0."""
+    layer, plus after S=0 the training rows (loss, tokens and positions per sample)."""
     schedule = trial.checkpoints
     per_metric = len(trial.eval.metrics) * REFERENCES * (1 + PRESETS[trial.model].layers)
-    return sum(per_metric + (1 if samples else 0) for samples in schedule)
+    return sum(per_metric + (len(TRAINING_ROWS) if samples else 0) for samples in schedule)
 
 
 def write_sweep(folder: Path, raw: dict) -> Path:
