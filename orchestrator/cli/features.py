@@ -89,9 +89,22 @@ def text(**options: Any) -> None:
     show_default=True,
     help="Images a batch.",
 )
+@click.option(
+    "--compat",
+    type=click.Choice(["platonic-rep"]),
+    help="Resize and crop as platonic-rep's timm transform does (truncated resize, rounded crop).",
+)
+@click.option(
+    "--crop-pct",
+    type=click.FloatRange(min=0.0, min_open=True, max=1.0),
+    default=None,
+    help="With --compat: the model's timm crop_pct (resize to size / crop_pct, crop size) [default: 1.0].",
+)
 @working
 def image(**options: Any) -> None:
     """Every block's CLS token of a vision model (before the final norm), at its native size."""
+    if options["crop_pct"] is not None and not options["compat"]:
+        raise InputError("--crop-pct is platonic-rep's resize: give it with --compat platonic-rep")
     _run("image", options)
 
 
@@ -120,6 +133,8 @@ def _run(side: str, given: dict[str, Any]) -> None:
         device=given["device"],
         device_map=given["device_map"],
         max_memory=given["max_memory"],
+        compat=given.get("compat"),
+        crop_pct=given.get("crop_pct") or 1.0,
     )
     found = extract(folder, items, options, notify=say)
     write_features(out, found, items, folder, folder_sha256(folder), options)

@@ -1,6 +1,7 @@
 """Images through a vision model at its native resolution: every block's CLS token, taken from
 the block's own output (before the model's final norm)."""
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,9 +41,28 @@ def image_features(
     return Extraction(layers, names, settings)
 
 
+def _geometry(width: int, height: int, settings: dict) -> tuple[int, int, int, int]:
+    """(resized width, height, crop left, top). orch's own: the shorter side to the native size,
+    the other rounded, the crop's offsets floored. platonic-rep's (timm's eval transform through
+    torchvision): the shorter side to floor(size / crop_pct), the other truncated, the crop's
+    offsets rounded."""
+    size, short = settings["size"], min(width, height)
+    if settings.get("compat") == "platonic-rep":
+        target = math.floor(size / settings["crop_pct"])
+        resized = (
+            (target, int(target * height / width))
+            if width <= height
+            else (int(target * width / height), target)
+        )
+        return (*resized, round((resized[0] - size) / 2.0), round((resized[1] - size) / 2.0))
+    scale = size / short
+    resized = (max(size, round(width * scale)), max(size, round(height * scale)))
+    return (*resized, (resized[0] - size) // 2, (resized[1] - size) // 2)
+
+
 def pixels(item: Item, settings: dict) -> Any:
-    """The image as the model's input: shorter side resized to the native size (bicubic), centre
-    cropped square, scaled to [0, 1] and normalised."""
+    """The image as the model's input: resized (bicubic) and centre cropped square as `_geometry`
+    says, scaled to [0, 1] and normalised."""
     import torch
     from PIL import Image, UnidentifiedImageError
 
@@ -55,10 +75,8 @@ def pixels(item: Item, settings: dict) -> Any:
                     f"more than the {MAX_PIXELS:,} orch decodes; downscale it or drop the row"
                 )
             image = image.convert("RGB")
-            scale = size / min(image.size)
-            width, height = max(size, round(image.width * scale)), max(size, round(image.height * scale))
+            width, height, left, top = _geometry(image.width, image.height, settings)
             image = image.resize((width, height), Image.Resampling.BICUBIC)
-            left, top = (width - size) // 2, (height - size) // 2
             image = image.crop((left, top, left + size, top + size))
             array = np.asarray(image, dtype=np.float32) / 255.0
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as error:

@@ -104,10 +104,13 @@ def _first_line(error: Exception) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def image_settings(folder: Path, config: Any) -> dict[str, Any]:
+def image_settings(
+    folder: Path, config: Any, compat: str | None = None, crop_pct: float = 1.0
+) -> dict[str, Any]:
     """Resolution and normalisation: the model's native size, and the folder's processor mean and
     std (ImageNet's where it has none). The processor's crop size is not used: Hugging Face's
-    DINOv2 processor crops to 224, while the published features were taken at the native 518."""
+    DINOv2 processor crops to 224, while the published features were taken at the native 518.
+    Under `compat` 'platonic-rep', the resize and crop of its timm eval transform (`images.pixels`)."""
     if not isinstance(getattr(config, "image_size", None), int):
         raise InputError(
             f"--model {folder}: not a vision model (its config has no image_size); a text model is read "
@@ -115,9 +118,15 @@ def image_settings(folder: Path, config: Any) -> dict[str, Any]:
         )
     processor = folder / "preprocessor_config.json"
     saved = json.loads(processor.read_text()) if processor.is_file() else {}
+    resize = {
+        None: "shorter side to size (rounded), bicubic; centre crop size x size",
+        "platonic-rep": "shorter side to floor(size / crop_pct), the other truncated, bicubic; centre crop "
+        "size x size, its offsets rounded (timm's eval transform, as platonic-rep extracts)",
+    }[compat]
     return {
         "size": int(config.image_size),
-        "resize": "shorter side to size, bicubic; centre crop size x size",
+        "resize": resize,
+        **({"compat": compat, "crop_pct": crop_pct} if compat else {}),
         "mean": list(saved.get("image_mean", IMAGENET_MEAN)),
         "std": list(saved.get("image_std", IMAGENET_STD)),
     }

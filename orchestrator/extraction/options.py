@@ -24,6 +24,8 @@ class Options:
     device: str = "auto"
     device_map: str | None = None
     max_memory: str | None = None
+    compat: str | None = None  # images: "platonic-rep" preprocesses as its timm transform does
+    crop_pct: float = 1.0  # with compat: resize to floor(size / crop_pct), then centre crop size
 
 
 @dataclass

@@ -33,7 +33,13 @@ def extract(
         if options.side == "text":
             found = text_features(model, load_tokenizer(folder), items, options, notify)
         else:
-            found = image_features(model, image_settings(folder, model.config), items, options, notify)
+            found = image_features(
+                model,
+                image_settings(folder, model.config, options.compat, options.crop_pct),
+                items,
+                options,
+                notify,
+            )
     found.device = str(device or next(model.parameters()).device)
     found.seconds = time.monotonic() - started
     return _keep(found, options.layers)

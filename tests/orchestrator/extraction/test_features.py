@@ -86,6 +86,44 @@ def test_text_batches_hold_similar_lengths_within_the_token_budget():
     assert batches == [[5], [1, 3], [2, 0, 4]]  # the 30-token row goes alone; 9 + 9 = 18 fits
 
 
+def torchvision_eval(image, size: int, crop_pct: float):
+    """timm's eval transform as torchvision applies it, from its documented rules: Resize(floor(
+    size / crop_pct)) on the shorter side, the longer truncated, bicubic; CenterCrop(size) with
+    offsets int(round((side - size) / 2.0))."""
+    from PIL import Image
+
+    target = int(size / crop_pct)
+    w, h = image.size
+    new = (target, int(target * h / w)) if w <= h else (int(target * w / h), target)
+    resized = image.convert("RGB").resize(new, Image.Resampling.BICUBIC)
+    left, top = round((new[0] - size) / 2.0), round((new[1] - size) / 2.0)  # Python's round, as torchvision's
+    return np.asarray(resized.crop((left, top, left + size, top + size)), dtype=np.float32) / 255.0
+
+
+@pytest.mark.parametrize(("shape", "crop_pct"), [((45, 31), 0.9), ((31, 45), 0.9), ((40, 33), 1.0)])
+def test_compat_platonic_rep_resizes_and_crops_as_timms_transform_does(tmp_path, shape, crop_pct):
+    from PIL import Image
+
+    from orchestrator.extraction.images import pixels
+    from orchestrator.extraction.manifest import Item
+
+    path = tmp_path / "i.png"
+    rng = np.random.default_rng(0)
+    Image.fromarray(rng.integers(0, 256, size=(*shape[::-1], 3), dtype=np.uint8)).save(path)
+    settings = {
+        "size": 28,
+        "compat": "platonic-rep",
+        "crop_pct": crop_pct,
+        "mean": [0.0] * 3,
+        "std": [1.0] * 3,
+    }
+    ours = pixels(Item("0", image=path), settings).numpy().transpose(1, 2, 0)
+    with Image.open(path) as image:
+        np.testing.assert_array_equal(ours, torchvision_eval(image, 28, crop_pct))
+    own = pixels(Item("0", image=path), {**settings, "compat": None}).numpy().transpose(1, 2, 0)
+    assert own.shape == ours.shape and not np.array_equal(own, ours)  # orch's own rounds and floors
+
+
 @pytest.mark.parametrize("kind", IMAGE_MODELS)
 def test_an_image_model_gives_every_blocks_cls_token_before_the_final_norm(folder, kind):
     import torch
