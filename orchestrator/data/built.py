@@ -3,15 +3,15 @@ inputs named by their sha256, the eval-set overlap, and a Parquet file published
 whole or not at all (`X.parquet` and `X.json`, which says how every row was made)."""
 
 import hashlib
-import json
 import platform
 from collections.abc import Iterable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from orchestrator.data.matrices import DataError
 from orchestrator.data.shards import read_rows
+from orchestrator.extraction.output import installed_version
+from orchestrator.extraction.output import publish as write_both
 
 __all__ = ["Overlap", "check_out", "describe_inputs", "normalised", "publish", "staged_path"]
 
@@ -98,31 +98,7 @@ class Overlap:
 
 
 def publish(staged: Path, out: Path, sidecar: dict[str, Any]) -> None:
-    """The staged Parquet file and its sidecar renamed into place: both or neither."""
-    sidecar = {
-        **sidecar,
-        "versions": {
-            "orch": _version("orch"),
-            "pyarrow": _version("pyarrow"),
-            "python": platform.python_version(),
-        },
-    }
-    staged_json = out.with_name(f".{out.stem}.json.partial")
-    try:
-        staged_json.write_text(json.dumps(sidecar, indent=1) + "\n")
-        staged.replace(out)
-        try:
-            staged_json.replace(out.with_suffix(".json"))
-        except OSError:
-            out.unlink(missing_ok=True)  # never the rows without the sidecar that explains them
-            raise
-    finally:
-        staged.unlink(missing_ok=True)
-        staged_json.unlink(missing_ok=True)
-
-
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
+    """The staged Parquet file and its sidecar, with the versions that made it, renamed into
+    place: both or neither."""
+    versions = {name: installed_version(name) for name in ("orch", "pyarrow")}
+    write_both(staged, out, {**sidecar, "versions": {**versions, "python": platform.python_version()}})

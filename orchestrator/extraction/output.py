@@ -14,7 +14,15 @@ from orchestrator.errors import InputError
 from orchestrator.extraction.manifest import Item
 from orchestrator.extraction.options import Extraction, Options
 
-__all__ = ["FORMAT", "check_out", "read_sidecar", "sidecar_path", "write_features"]
+__all__ = [
+    "FORMAT",
+    "check_out",
+    "installed_version",
+    "publish",
+    "read_sidecar",
+    "sidecar_path",
+    "write_features",
+]
 
 FORMAT = "orch-features/1"
 VERSIONS = ("orch", "torch", "transformers", "numpy")
@@ -56,27 +64,37 @@ def write_features(
             "ids": [item.id for item in items],
             "sha256": [item.digest() for item in items],
         },
-        "versions": {**{name: _version(name) for name in VERSIONS}, "python": platform.python_version()},
+        "versions": {
+            **{name: installed_version(name) for name in VERSIONS},
+            "python": platform.python_version(),
+        },
         "seconds": round(found.seconds, 3),
     }
-    staged_npz, staged_json = (
-        out.with_name(f".{out.name}.partial"),
-        out.with_name(f".{out.stem}.json.partial"),
-    )
+    staged = out.with_name(f".{out.name}.partial")
     try:
-        with staged_npz.open("wb") as handle:
+        with staged.open("wb") as handle:
             np.savez(handle, **{f"layer_{i:02d}": layer for i, layer in enumerate(found.layers)})
+        publish(staged, out, sidecar)
+    finally:
+        staged.unlink(missing_ok=True)
+    return sidecar
+
+
+def publish(staged: Path, out: Path, sidecar: dict[str, Any]) -> None:
+    """A staged file and its sidecar (written here) renamed into place as `out` and `out`'s
+    .json: both or neither, never the data without the sidecar that explains it."""
+    staged_json = out.with_name(f".{out.stem}.json.partial")
+    try:
         staged_json.write_text(json.dumps(sidecar, indent=1) + "\n")
-        staged_npz.replace(out)
+        staged.replace(out)
         try:
             staged_json.replace(sidecar_path(out))
         except OSError:
-            out.unlink(missing_ok=True)  # never the features without the sidecar that explains them
+            out.unlink(missing_ok=True)
             raise
     finally:
-        staged_npz.unlink(missing_ok=True)
+        staged.unlink(missing_ok=True)
         staged_json.unlink(missing_ok=True)
-    return sidecar
 
 
 def read_sidecar(features: Path) -> dict[str, Any] | None:
@@ -117,7 +135,7 @@ def _malformed(sidecar: dict[str, Any]) -> str | None:
     return None
 
 
-def _version(name: str) -> str | None:
+def installed_version(name: str) -> str | None:
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
