@@ -191,7 +191,7 @@ def run_trial(
                 return TrialOutcome(status, reason, state.samples_seen, last, reported)
         count = min(batch_size, budget - state.samples_seen)
         rows = torch.as_tensor(data.take(state.samples_seen, count), dtype=torch.long)
-        _count_work(state, rows, replica, preset, config.objective, data.vocab_size)  # the global batch's
+        _count_work(state, rows, preset, config.objective, data.vocab_size)  # the global batch's
         batch = _trim(rows[replica.rows(count)])
         if torch_device.type == "cuda":
             batch = batch.pin_memory().to(torch_device, non_blocking=True)
@@ -204,18 +204,16 @@ def run_trial(
 
 
 def _count_work(
-    state: TrainState, rows: torch.Tensor, replica: Replica, preset: Preset, objective: str, vocab_size: int
+    state: TrainState, rows: torch.Tensor, preset: Preset, objective: str, vocab_size: int
 ) -> None:
-    """Add a global batch (count, views, T) to the tokens, positions and FLOPs trained: each
-    process runs its rows padded to their own longest, so each share is counted at its length."""
+    """Add a global batch (count, views, T) to the tokens, positions and FLOPs trained, as one
+    process runs it: padded to its longest row. A data-parallel trial counts the same, so that a
+    trial's FLOPs, like its key, do not depend on its workers."""
     state.tokens += int((rows != PAD).sum())
-    for share in replica.shares(rows.shape[0]):
-        if share.stop == share.start:
-            continue
-        part = _trim(rows[share])
-        sequences, length = part.shape[0] * part.shape[1], part.shape[-1]
-        state.positions += sequences * length
-        state.flops += train_flops(preset, objective, sequences, length, vocab_size)
+    padded = _trim(rows)
+    sequences, length = padded.shape[0] * padded.shape[1], padded.shape[-1]
+    state.positions += sequences * length
+    state.flops += train_flops(preset, objective, sequences, length, vocab_size)
 
 
 def _train_step(

@@ -41,10 +41,6 @@ class Replica:
         """This process's rows of a global batch of `count` (contiguous, disjoint, all covered)."""
         return slice(count * self.rank // self.world, count * (self.rank + 1) // self.world)
 
-    def shares(self, count: int) -> list[slice]:
-        """Every process's rows of a global batch of `count`, in rank order."""
-        return [Replica(rank, self.world).rows(count) for rank in range(self.world)]
-
     def total(self, local: torch.Tensor) -> torch.Tensor:
         """The sum of `local` over every process; its gradient flows to this process's share."""
         if self.solo:
