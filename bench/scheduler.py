@@ -113,6 +113,19 @@ def running_head(cpus: int) -> Iterator[str]:
         psutil.wait_procs(mine, timeout=30)
 
 
+def cold_seconds(raw: dict, concurrency: int) -> float:
+    """The same sweep by `orch sweep` in a process of its own, starting and stopping its own Ray
+    (in this process, Ray's state from joining the head would follow it)."""
+    with tempfile.TemporaryDirectory() as folder:
+        sweep = Path(folder) / "warm.yaml"
+        sweep.write_text(yaml.safe_dump({**raw, "store": f"sqlite:///{folder}/cold.db"}))
+        orch = [sys.executable, "-m", "orchestrator", "sweep", str(sweep), "--storage", f"{folder}/runs"]
+        orch += ["--num-cpus", str(concurrency), "--max-concurrent", str(concurrency)]
+        start = time.perf_counter()
+        subprocess.run(orch, check=True, capture_output=True, cwd=SWEEP.parent)
+        return time.perf_counter() - start
+
+
 def warm(concurrency: int, rounds: int) -> None:
     """64 short trials on a running head against the process pool; the cold start apart."""
     raw = yaml.safe_load(SWEEP.read_text())
@@ -129,7 +142,7 @@ def warm(concurrency: int, rounds: int) -> None:
             pools.append(pool_seconds(spec, concurrency))
             warms.append(orch_seconds(spec, concurrency, PACK_BELOW_S, address=address)[0])
             print(f"round {round_ + 1}: pool {pools[-1]:.1f} s, orch on the running head {warms[-1]:.1f} s")
-    cold = orch_seconds(spec, concurrency, PACK_BELOW_S)[0]
+    cold = cold_seconds(raw, concurrency)
     ratios = [pool / orch for pool, orch in zip(pools, warms, strict=True)]
     overhead = statistics.median((orch - pool) / count for pool, orch in zip(pools, warms, strict=True))
     print(
@@ -137,8 +150,9 @@ def warm(concurrency: int, rounds: int) -> None:
     )
     print(f"orch's overhead a trial, warm: {overhead:+.3f} s (median over rounds)")
     print(
-        f"cold start apart: orch starting its own Ray {cold:.1f} s against {statistics.median(warms):.1f} s "
-        f"warm: {cold - statistics.median(warms):.1f} s for Ray's start and stop"
+        f"cold start apart: `orch sweep` starting its own Ray {cold:.1f} s against "
+        f"{statistics.median(warms):.1f} s warm: {cold - statistics.median(warms):.1f} s for the process's "
+        "start (imports included) and Ray's start and stop"
     )
 
 
