@@ -80,7 +80,7 @@ def test_a_sweep_joins_a_token_cluster_and_writes_what_a_local_run_writes(ray_cl
     assert joined.returncode == 0, joined.stderr
     assert json.loads(joined.stdout)["counts"] == {"done": 2}
     rows = measurements(tmp_path / "cluster.db")
-    assert len(rows) == 14, rows  # S = 0 and 1K
+    assert len(rows) == 18, rows  # each of 2 trials: S = 0 (3 scores) and 1K (3 scores, 3 training rows)
     local = run_here(SMALL, tmp_path / "cache")
     assert [row[:4] for row in rows] == [row[:4] for row in local]
     assert [row[4] for row in rows] == pytest.approx([row[4] for row in local], abs=1e-9)
