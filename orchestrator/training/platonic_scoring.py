@@ -70,6 +70,7 @@ class PlatonicRepScorer:
     def score(self, layers: list[torch.Tensor], retrieval_layers: list[torch.Tensor]) -> list[Score]:
         texts = platonic_rep_layers([layer.numpy() for layer in layers])
         lists: dict[int, list[Neighbours]] = {}
+        moved: dict[int, list[torch.Tensor]] = {}  # each layer's lists, shuffled (one seed: one shuffle)
         rows = []
         for reference in self.references:
             for metric in self.metrics:
@@ -84,14 +85,20 @@ class PlatonicRepScorer:
                 ys, xs = self.reference_lists[(reference, metric.k)], lists[metric.k]
                 grid = [[from_lists(y, x) for x in xs] for y in ys]
                 per_item = row_scores(metric.name) if self.noise else None
-                rows += _rows(metric, reference, grid, self._noise(per_item, ys, xs) if per_item else None)
+                if per_item and metric.k not in moved:  # every reference and metric reads the same shuffles
+                    moved[metric.k] = [shuffled_lists(x.indices) for x in xs]
+                noise = self._noise(per_item, ys, xs, moved[metric.k]) if per_item else None
+                rows += _rows(metric, reference, grid, noise)
         return rows
 
-    def _noise(self, scores: RowScore, ys: list[Neighbours], xs: list[Neighbours]) -> tuple[float, Null]:
-        """The SE over eval items and the permutation null of the best pair above 0."""
+    def _noise(
+        self, scores: RowScore, ys: list[Neighbours], xs: list[Neighbours], moved: list[torch.Tensor]
+    ) -> tuple[float, Null]:
+        """The SE over eval items and the permutation null of the best pair above 0 (`moved`: each
+        text layer's lists under the shuffles)."""
         values = torch.stack([looked_up(scores, y, scores.positions(x.indices)) for y in ys for x in xs])
         resampled = (values @ self.item_draws.weights).max(dim=0).values.clamp_min(PLATONIC_REP_FLOOR)
-        shuffled = [scores.positions(shuffled_lists(x.indices)) for x in xs]  # one seed: one shuffle for all
+        shuffled = [scores.positions(lists) for lists in moved]
         drawn = torch.stack([looked_up(scores, y, s).mean(dim=-1) for y in ys for s in shuffled], dim=1)
         null = null_of(drawn.max(dim=1).values.clamp_min(PLATONIC_REP_FLOOR))
         return float(resampled.std(unbiased=True)), null
