@@ -78,6 +78,13 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
     help="Run trials estimated under --pack-below seconds one after another in shared processes.",
 )
 @seconds_option("--pack-below", 60, 0, "Seconds under which a trial's estimated time packs it.")
+@click.option(
+    "--log",
+    "log",
+    multiple=True,
+    metavar="BACKEND",
+    help="Also log each trial to mlflow[=URI], tensorboard or wandb[=PROJECT] (repeatable; orch[tracking]).",
+)
 @store_option
 @click.pass_context
 def sweep(ctx: click.Context, sweep_file: str, as_json: bool, **flags: Any) -> None:
@@ -86,6 +93,7 @@ def sweep(ctx: click.Context, sweep_file: str, as_json: bool, **flags: Any) -> N
     \b
         orch sweep sweeps/goodview_vs_ntp.yaml
         orch sweep sweeps/goodview_vs_ntp_paper.yaml --dry-run --cluster-gpus 64
+        orch sweep sweeps/goodview_vs_ntp.yaml --log mlflow --log tensorboard
     """
     from orchestrator.run.plan import check_widths
 
@@ -129,6 +137,7 @@ class SweepFlags:
     store_wait: float
     pack: bool
     pack_below: float
+    log: tuple[str, ...]
 
     @property
     def pack_below_s(self) -> float:
@@ -137,6 +146,7 @@ class SweepFlags:
 
     def sweep_options(self, progress: Callable[[str], None], live: bool) -> Any:
         from orchestrator.run.scheduler import SweepOptions
+        from orchestrator.run.tracking import parse_target
 
         return SweepOptions(
             max_concurrent=self.max_concurrent,
@@ -150,6 +160,7 @@ class SweepFlags:
             pack_below_s=self.pack_below_s,
             progress=progress,
             live=live,
+            log=tuple(dict.fromkeys(parse_target(value) for value in self.log)),
         )
 
 

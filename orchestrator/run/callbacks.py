@@ -19,6 +19,7 @@ from orchestrator.run.messages import Failed, Reported, Restarted, Started, Work
 from orchestrator.run.outbox import StoreWriter
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import LOST, RETRY, RetryBudget, error_line
+from orchestrator.run.tracking import Tracker
 
 __all__ = ["TuneEvents", "tune_callback"]
 
@@ -35,8 +36,10 @@ class TuneEvents:
         budget: RetryBudget,
         release: Callable[[str], None],
         packs: dict[str, tuple[str, ...]],
+        tracker: Tracker | None = None,
     ) -> None:
         self.writer = writer
+        self.tracker = tracker  # `--log`: each trial's life, also to MLflow, TensorBoard or W&B
         self.view = view
         self.budget = budget
         self.release = release  # removes a stopped trial's workers' placement group
@@ -81,6 +84,8 @@ class TuneEvents:
             return
         self.writer.checkpoint(report)
         self.view.progress(report.trial_key, report.samples_seen)
+        if self.tracker:
+            self.tracker.checkpoint(report)
         if message.resumed_at is not None:
             resumed = f"resumed from its checkpoint at {message.resumed_at:,} samples"
             self.view.event(report.trial_key, resumed)
@@ -122,6 +127,8 @@ class TuneEvents:
         self.running[pack] = key
         self.writer.started(key)
         self.view.started(key)
+        if self.tracker:
+            self.tracker.started(key)
 
     def _unended(self, pack: str) -> list[str]:
         return [key for key in self.packs[pack] if key not in self.ended]
@@ -140,10 +147,21 @@ class TuneEvents:
         self.ended.add(key)
         self.writer.finished(key, status, reason)
         self.view.finished(key, status, reason)
+        if self.tracker:
+            self.tracker.finished(key, status, reason)
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        if self.tracker:
+            self.tracker.close()
 
 
 def tune_callback(
-    url: str, view: ProgressView, store_wait_s: float, budget: RetryBudget, packs: dict[str, tuple[str, ...]]
+    url: str,
+    view: ProgressView,
+    store_wait_s: float,
+    budget: RetryBudget,
+    packs: dict[str, tuple[str, ...]],
+    tracker: Tracker | None = None,
 ) -> Any:
     """A `ray.tune.Callback` around TuneEvents (Ray imported only when a sweep runs)."""
     from ray.tune import Callback
@@ -154,4 +172,4 @@ def tune_callback(
         pass
 
     writer = StoreWriter(url, store_wait_s, notify=view.note)
-    return _Callback(writer, view, budget, release_workers, packs)
+    return _Callback(writer, view, budget, release_workers, packs, tracker)

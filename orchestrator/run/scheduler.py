@@ -35,6 +35,7 @@ from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
+from orchestrator.run.tracking import Tracker, TrackingTarget
 from orchestrator.run.trainable import trainable
 from orchestrator.sweepfile import Resources, Spec, TrialConfig
 
@@ -56,6 +57,7 @@ class SweepOptions:
     store_wait_s: float = STORE_WAIT_S  # how long an unreachable store is waited out
     lease_stale_s: float = LEASE_STALE_S  # a lease without a heartbeat this long is a dead driver's
     pack_below_s: float = PACK_BELOW_S  # trials estimated shorter share a process (0: none do)
+    log: tuple[TrackingTarget, ...] = ()  # `--log`: also track each trial in MLflow, TensorBoard, W&B
 
 
 @dataclass
@@ -167,7 +169,10 @@ def _run_leased(
     packs = sweep_packs(spec, todo, rates, _cluster(), options.max_concurrent, options.pack_below_s)
     with Heartbeat(store, owner, options.lease_stale_s):
         view = ProgressView(todo, options.progress, options.live)
-        return _run_tune(spec, packs, url, options, storage, view)
+        tracker = Tracker(spec.name, list(options.log), storage, view.note) if options.log else None
+        if tracker:
+            tracker.expect(todo)
+        return _run_tune(spec, packs, url, options, storage, view, tracker)
 
 
 def _notice(progress: Callable[[str], None] | None) -> Callable[[str], None] | None:
@@ -264,7 +269,13 @@ def _cluster() -> dict[str, float]:
 
 
 def _run_tune(
-    spec: Spec, packs: list[TrialPack], url: str, options: SweepOptions, storage: Path, view: ProgressView
+    spec: Spec,
+    packs: list[TrialPack],
+    url: str,
+    options: SweepOptions,
+    storage: Path,
+    view: ProgressView,
+    tracker: Tracker | None,
 ) -> int:
     """Run the packs as one Tune run; returns how many trials started over from an unusable
     checkpoint."""
@@ -273,7 +284,8 @@ def _run_tune(
     by_key = {pack.key: pack for pack in packs}
     asks = {key: _tune_ask(pack.ask) for key, pack in by_key.items()}
     budget = RetryBudget(options.retries)
-    callback = tune_callback(url, view, options.store_wait_s, budget, {k: p.keys for k, p in by_key.items()})
+    packed = {key: pack.keys for key, pack in by_key.items()}
+    callback = tune_callback(url, view, options.store_wait_s, budget, packed, tracker)
     with_resources = tune.with_resources(
         tune.with_parameters(
             trainable, packs=by_key, storage=str(storage), runner=options.runner, retries=options.retries

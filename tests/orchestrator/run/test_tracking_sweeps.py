@@ -1,0 +1,60 @@
+"""`orch sweep --log` on real Ray Tune trials: every checkpoint the store has reaches MLflow,
+TensorBoard and W&B (offline), read back with their own readers; a broken tracking URI costs one
+line and the sweep completes."""
+
+import pytest
+
+from db import Store
+from tests.cli import orch
+from tests.drivers import sweep_raw, write_sweep
+
+mlflow = pytest.importorskip("mlflow")  # orch[tracking], which .ci/run installs
+pytest.importorskip("tensorboardX")
+tensorboard_events = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+
+pytestmark = [pytest.mark.processes, pytest.mark.usefixtures("ray_cluster")]
+
+
+def test_a_two_trial_sweep_reaches_mlflow_tensorboard_and_wandb(tmp_path):
+    path = write_sweep(tmp_path, sweep_raw(objectives=("jepa_good",)))
+    storage, db = tmp_path / "storage", f"sqlite:///{tmp_path / 'orch.db'}"
+    logs = ("--log", "mlflow", "--log", "tensorboard", "--log", "wandb")
+    result = orch(
+        "--store", db, "sweep", str(path), "--storage", str(storage), *logs, env={"WANDB_MODE": "offline"}
+    )
+    assert result.returncode == 0, result.stderr
+    assert "warning" not in result.stderr
+    rows = Store.open(db).measurements_frame("s")
+    rows = rows[rows.metric == "mutual_knn@10"]
+    assert rows.trial_key.nunique() == 2 and rows.reference.nunique() == 2  # named with their reference
+
+    mlflow.set_tracking_uri(f"sqlite:///{storage / 'tracking' / 'mlflow.db'}")
+    runs = mlflow.search_runs(experiment_names=["s"]).set_index("params.trial_key")
+    assert set(runs.index) == set(rows.trial_key) and set(runs.status) == {"FINISHED"}
+    assert set(runs["tags.orch.sweep"]) == {"s"} and set(runs["metrics.status/done"]) == {1.0}
+    client = mlflow.MlflowClient()
+    for (key, reference, eval_set), stored in rows.groupby(["trial_key", "reference", "eval_set"]):
+        name = f"mutual_knn_10/{reference}/{eval_set}"
+        expected = [(s, pytest.approx(v)) for s, v in zip(stored.samples_seen, stored.value, strict=True)]
+        history = client.get_metric_history(runs.loc[key, "run_id"], name)
+        assert sorted((m.step, m.value) for m in history) == expected
+        events = tensorboard_events.EventAccumulator(str(storage / "tracking" / "s" / key[:12]))
+        events.Reload()
+        assert [(e.step, e.value) for e in events.Scalars(f"ray/tune/{name}")] == expected
+        offline = list(
+            (storage / "tracking" / "s" / key[:12] / "wandb").glob(f"offline-run-*-{key}/run-{key}.wandb")
+        )
+        assert offline and name.encode() in offline[0].read_bytes()
+
+
+def test_a_broken_tracking_uri_costs_one_line_and_the_sweep_completes(tmp_path):
+    path = write_sweep(tmp_path, sweep_raw(objectives=("jepa_good",), seeds=(0,)))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    db = f"sqlite:///{tmp_path / 'orch.db'}"
+    broken = f"mlflow=sqlite:///{blocker}/mlflow.db"
+    result = orch("--store", db, "sweep", str(path), "--storage", str(tmp_path / "storage"), "--log", broken)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and f"orch: warning: --log {broken} stopped (" in warnings[0]
+    assert "1 done" in result.stdout
