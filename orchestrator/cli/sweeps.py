@@ -173,9 +173,19 @@ def _to_stderr(text: str) -> None:
 @cli.command()
 @click.argument("sweep_name", required=False)
 @json_option
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Refresh the counts, each curve's newest value with its SE and the claims' intervals until "
+    "no trial is active.",
+)
+@seconds_option("--every", 10, 0.1, "With --watch: seconds between refreshes.")
+@seconds_option("--refit-every", 60, 0, "With --watch: the claims are refitted at most this often.")
 @store_option
 @click.pass_context
-def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
+def status(
+    ctx: click.Context, sweep_name: str | None, as_json: bool, watch: bool, every: float, refit_every: float
+) -> None:
     """Show each trial's state and progress from the store (safe while a sweep runs). SWEEP is a
     sweep's name, or its file (then the file's store is read, as `orch sweep FILE` wrote it).
 
@@ -183,8 +193,9 @@ def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
         orch status
         orch status goodview_vs_ntp --json
         orch status sweeps/goodview_vs_ntp.yaml
+        orch status sweeps/goodview_vs_ntp.yaml --watch
     """
-    from orchestrator.run.status import sweep_status
+    from orchestrator.run.status import counts_line, sweep_status
 
     spec_store = None
     if sweep_name and sweep_name.endswith((".yaml", ".yml")):  # a sweep file: its name and store
@@ -199,6 +210,18 @@ def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
         raise InputError(
             f"sweep {sweep_name!r} is not in {mask_url(url)} (sweeps there: {', '.join(known) or 'none'})"
         )
+    if watch:
+        if as_json:
+            raise InputError("--watch shows frames for people: drop --json (orch status --json reads once)")
+        from orchestrator.cli.watch import watch_sweep
+
+        if not known:
+            raise InputError(f"no sweeps in {mask_url(url)} (run 'orch sweep FILE' first)")
+        try:
+            watch_sweep(store, sweep_name or known[-1], every, refit_every)
+        except KeyboardInterrupt:
+            ctx.exit(130)
+        return
     statuses = [sweep_status(store, name) for name in ([sweep_name] if sweep_name else known)]
     if as_json:
         emit_json({"store": mask_url(url), "sweeps": statuses})
@@ -206,7 +229,7 @@ def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
     if not statuses:
         click.echo(f"no sweeps in {mask_url(url)}", err=True)
     for entry in statuses:
-        click.echo(f"sweep {entry['name']}: " + _counts_line(entry["totals"]))
+        click.echo(f"sweep {entry['name']}: " + counts_line(entry["totals"]))
         headers = ["key", "objective", "model", "data_size", "seed", "status", "progress"]
         headers += ["attempts", "reason"]
         click.echo(
@@ -228,8 +251,3 @@ def status(ctx: click.Context, sweep_name: str | None, as_json: bool) -> None:
                 ],
             )
         )
-
-
-def _counts_line(totals: dict) -> str:
-    counts = ", ".join(f"{n} {state}" for state, n in sorted(totals["by_status"].items()))
-    return f"{totals['trials']} trials ({counts}), {100 * totals['progress']:.0f}% of samples"

@@ -1,8 +1,15 @@
-"""Sweep progress as the store records it: what `orch status` prints."""
+"""Sweep progress as the store records it: what `orch status` prints, and with `--watch` each
+curve's latest value."""
+
+import math
+
+import pandas as pd
 
 from db import Store
 
-__all__ = ["sweep_status"]
+__all__ = ["ACTIVE", "counts_line", "latest_curves", "sweep_status"]
+
+ACTIVE = ("pending", "running")  # a trial in one of these may still add rows
 
 
 def sweep_status(store: Store, name: str) -> dict:
@@ -45,3 +52,39 @@ def sweep_status(store: Store, name: str) -> dict:
             "progress": seen / budget if budget else 0.0,
         },
     }
+
+
+def latest_curves(frame: pd.DataFrame) -> list[dict]:
+    """Each curve's (objective, model, data size, reference, eval set) newest checkpoint that
+    every seed measuring it has reached: the seeds' mean and its SE (their spread over sqrt(n);
+    one seed: its eval-item SE, or None). `frame`: one metric's rows (`measurements_frame`)."""
+    curves = []
+    by_curve = ["objective", "model", "data_size", "reference", "eval_set"]
+    for (objective, model, size, reference, eval_set), rows in frame.groupby(by_curve, sort=True):
+        reached = rows.groupby("trial_key").samples_seen.max().min()
+        at = rows[rows.samples_seen == reached]
+        values = at.value.to_numpy()
+        if len(values) > 1:
+            se = float(values.std(ddof=1) / math.sqrt(len(values)))
+        else:
+            se = None if pd.isna(at.se.iloc[0]) else float(at.se.iloc[0])
+        curves.append(
+            {
+                "objective": objective,
+                "model": model,
+                "data_size": int(size),
+                "reference": reference,
+                "eval_set": eval_set,
+                "samples_seen": int(reached),
+                "seeds": len(values),
+                "mean": float(values.mean()),
+                "se": se,
+            }
+        )
+    return curves
+
+
+def counts_line(totals: dict) -> str:
+    """`sweep_status`'s totals in one line: trials by status and the share of samples seen."""
+    counts = ", ".join(f"{n} {state}" for state, n in sorted(totals["by_status"].items()))
+    return f"{totals['trials']} trials ({counts}), {100 * totals['progress']:.0f}% of samples"

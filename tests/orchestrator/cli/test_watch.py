@@ -1,0 +1,55 @@
+"""`orch status --watch`: frames of counts, each curve's newest value with its SE and the claims'
+intervals, refreshed while a trial is active, refitted at most every --refit-every seconds, and a
+last frame with a fresh refit once the sweep ends."""
+
+import threading
+import time
+
+from sqlalchemy import create_engine, update
+
+from db import Store, TrialStatus, schema
+from tests.cli import one_error_line, orch
+from tests.orchestrator.cli.test_check import CLAIMS
+from tests.stores import simulated_store
+
+
+def test_watch_refreshes_until_the_last_trial_ends_and_refits_at_its_end(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    store = simulated_store(url, claims=CLAIMS)
+    last = store.trials_frame("sim").key.iloc[-1]
+    store.close()
+    with create_engine(url).begin() as connection:  # as a driver leaves it mid-run
+        connection.execute(update(schema.trials).where(schema.trials.c.key == last).values(status="running"))
+
+    def end_the_last_trial() -> None:
+        time.sleep(1.5)
+        writer = Store.open(url)
+        writer.set_status(last, TrialStatus.DONE)
+        writer.close()
+
+    ender = threading.Thread(target=end_the_last_trial)
+    ender.start()
+    result = orch("--store", url, "status", "sim", "--watch", "--every", "0.2", "--refit-every", "600")
+    ender.join()
+    assert result.returncode == 0, result.stderr
+    frames = [frame for frame in result.stdout.split("\n\n") if "sweep sim:" in frame]
+    assert len(frames) >= 2
+    assert "1 running" in frames[0] and "running" not in frames[-1]
+    assert result.stdout.count("(refitted in") == 2  # the first frame's and the last's: none between
+    last_frame = result.stdout[result.stdout.rindex("sweep sim:") :]
+    assert "jepa_good base 18.6M vs dino" in last_frame
+    assert "Claims: " in last_frame and "gap_42x" in last_frame and "95% interval" in last_frame
+
+
+def test_watch_on_a_sweep_without_claims_says_so(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    result = orch("--store", url, "status", "--watch")
+    assert result.returncode == 0, result.stderr
+    assert "Claims: the sweep states none" in result.stdout and "mutual_knn@10" in result.stdout
+
+
+def test_watch_with_json_is_one_line_that_names_the_fix(tmp_path):
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    assert "drop --json" in one_error_line(orch("--store", url, "status", "--watch", "--json"))
