@@ -80,14 +80,9 @@ class TrackedTrial:
 
 
 def trial_params(trial: TrialConfig) -> dict[str, Any]:
-    """The trial's config as flat parameters (`train.lr`, ...), with its full key."""
-    flat: dict[str, Any] = {"trial_key": trial.key}
-    for name, value in trial.identity().items():
-        if isinstance(value, dict):
-            flat.update({f"{name}.{k}": v for k, v in _flat(value).items()})
-        elif name != "key_version":
-            flat[name] = value
-    return flat
+    """The trial's config as flat parameters (`objective`, `train.lr`, ...), with its full key."""
+    identity = {name: value for name, value in trial.identity().items() if name != "key_version"}
+    return {"trial_key": trial.key, **_flat(identity)}
 
 
 def _flat(values: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +108,8 @@ def checkpoint_metrics(report: CheckpointReport) -> dict[str, float]:
         metrics[name] = row.value
         if row.se is not None:
             metrics[f"se/{name}"] = row.se
-        metrics["flops"] = row.flops
+    if report.rows:  # every row of a checkpoint carries the FLOPs spent to reach it
+        metrics["flops"] = report.rows[0].flops
     return metrics
 
 
