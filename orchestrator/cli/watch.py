@@ -59,10 +59,11 @@ def _curves_text(store: Any, name: str) -> str:
             format_size(c["samples_seen"]),
             c["mean"],
             c["se"],
+            c["se_from"] or "-",
         ]
         for c in curves
     ]
-    headers = ["curve", "seeds", "at samples", DEFAULT_METRIC, "SE"]
+    headers = ["curve", "seeds", "at samples", DEFAULT_METRIC, "SE", "SE over"]
     return f"Curves: the newest checkpoint every seed reached\n{render_table(headers, rows)}"
 
 

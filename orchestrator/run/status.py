@@ -65,9 +65,11 @@ def latest_curves(frame: pd.DataFrame) -> list[dict]:
         at = rows[rows.samples_seen == reached]
         values = at.value.to_numpy()
         if len(values) > 1:
-            se = float(values.std(ddof=1) / math.sqrt(len(values)))
+            se, se_from = float(values.std(ddof=1) / math.sqrt(len(values))), "seeds"
+        elif pd.isna(at.se.iloc[0]):
+            se, se_from = None, None
         else:
-            se = None if pd.isna(at.se.iloc[0]) else float(at.se.iloc[0])
+            se, se_from = float(at.se.iloc[0]), "eval items"
         curves.append(
             {
                 "objective": objective,
@@ -79,6 +81,7 @@ def latest_curves(frame: pd.DataFrame) -> list[dict]:
                 "seeds": len(values),
                 "mean": float(values.mean()),
                 "se": se,
+                "se_from": se_from,  # "seeds" (their spread), "eval items" (one seed's bootstrap) or None
             }
         )
     return curves

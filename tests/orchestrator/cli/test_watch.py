@@ -39,7 +39,8 @@ def test_watch_refreshes_until_the_last_trial_ends_and_refits_at_its_end(tmp_pat
     refits = set(re.findall(r"\(refitted in [\d.]+ s at [\d:]+\)", result.stdout))
     assert len(refits) == 2  # the first frame's and the last's: the frames between show the first
     last_frame = result.stdout[result.stdout.rindex("sweep sim:") :]
-    assert "jepa_good base 18.6M vs dino" in last_frame
+    curve = next(line for line in last_frame.splitlines() if line.startswith("jepa_good base 18.6M vs dino"))
+    assert curve.split()[-1] == "seeds"  # 3 seeds: the SE is their spread over sqrt(3)
     assert "Claims: " in last_frame and "gap_42x" in last_frame and "95% interval" in last_frame
 
 
