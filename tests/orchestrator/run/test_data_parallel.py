@@ -4,6 +4,7 @@ worker is killed mid-trial and retried from its checkpoint, whose Tune trial's o
 killed (its workers' placement group only the driver can then release), and whose driver is
 SIGKILLed and run again. It gives every row once, and the rows of the uninterrupted run."""
 
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -135,8 +136,17 @@ def test_killed_worker_tune_trial_and_driver_each_resume_from_the_checkpoint_wit
         assert len(found) == count, f"{mark}: {len(found)} processes, not {count}"
         found[-1].kill()
         reached = checkpoint_past(tmp_path, reached, driver)
+    # The trial's processes are frozen, then the driver killed, then they: as a machine dies, all
+    # at once. Left running, they outlive a killed driver by seconds, and on a loaded machine
+    # that was time enough to finish the trial, leaving the rerun nothing to resume.
+    trial = processes_marked(driver, "RayTrainWorker") + processes_marked(driver, "ray::ImplicitFunc")
+    for process in trial:
+        process.suspend()
     driver.send_signal(signal.SIGKILL)
     driver.wait()
+    for process in trial:
+        with contextlib.suppress(psutil.NoSuchProcess):  # Ray may have ended it first
+            process.kill()
     killed_stderr = (tmp_path / "driver.log").read_text()
     assert reached < 4000, f"the trial ended before the driver was killed ({reached} samples)"
     assert killed_stderr.count("retrying after") == 2, "each killed process costs one retry"
