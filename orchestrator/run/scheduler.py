@@ -169,9 +169,7 @@ def _run_leased(
     packs = sweep_packs(spec, todo, rates, _cluster(), options.max_concurrent, options.pack_below_s)
     with Heartbeat(store, owner, options.lease_stale_s):
         view = ProgressView(todo, options.progress, options.live)
-        tracker = Tracker(spec.name, list(options.log), storage, view.note) if options.log else None
-        if tracker:
-            tracker.expect(todo)
+        tracker = Tracker(spec.name, list(options.log), todo, storage, view.note) if options.log else None
         return _run_tune(spec, packs, url, options, storage, view, tracker)
 
 

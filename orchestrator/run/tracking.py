@@ -81,18 +81,10 @@ class TrackedTrial:
 
 def trial_params(trial: TrialConfig) -> dict[str, Any]:
     """The trial's config as flat parameters (`objective`, `train.lr`, ...), with its full key."""
+    from ray.tune.utils import flatten_dict
+
     identity = {name: value for name, value in trial.identity().items() if name != "key_version"}
-    return {"trial_key": trial.key, **_flat(identity)}
-
-
-def _flat(values: dict[str, Any]) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for name, value in values.items():
-        if isinstance(value, dict):
-            flat.update({f"{name}.{k}": v for k, v in _flat(value).items()})
-        else:
-            flat[name] = value if isinstance(value, int | float | str | bool) or value is None else str(value)
-    return flat
+    return {"trial_key": trial.key, **flatten_dict(identity, delimiter=".")}
 
 
 def checkpoint_metrics(report: CheckpointReport) -> dict[str, float]:
@@ -117,24 +109,26 @@ class Tracker:
     """The sweep's tracking backends, fed one orch trial at a time by the driver."""
 
     def __init__(
-        self, sweep: str, targets: list[TrackingTarget], storage: Path, warn: Callable[[str], None]
+        self,
+        sweep: str,
+        targets: list[TrackingTarget],
+        trials: list[TrialConfig],
+        storage: Path,
+        warn: Callable[[str], None],
     ) -> None:
         self.sweep = sweep
         self.targets = targets
+        self.params = {trial.key: trial_params(trial) for trial in trials}  # what each run logs as its config
         self.storage = storage
         self.warn = warn
-        self.params: dict[str, dict[str, Any]] = {}  # trial key -> its params, from `expect`
         self._backends: dict[TrackingTarget, Any] | None = None  # built on the first event
         self._trials: dict[str, TrackedTrial] = {}
-
-    def expect(self, trials: list[TrialConfig]) -> None:
-        self.params.update({t.key: trial_params(t) for t in trials})
 
     def started(self, key: str) -> None:
         if key in self._trials:  # a retry resumes the same run
             return
         trial = self._trials[key] = TrackedTrial(
-            key, self.params.get(key, {"trial_key": key}), str(self._folder() / key[:12]), self.sweep
+            key, self.params[key], str(self._folder() / key[:12]), self.sweep
         )
         self._each("log_trial_start", trial)
 

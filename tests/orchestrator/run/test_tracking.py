@@ -2,14 +2,12 @@
 TensorBoard through Ray Tune's own logger callbacks, read back with each tool's own reader; a
 backend that fails is one warning line."""
 
-from pathlib import Path
-
 import pytest
 
 from db import CheckpointReport, TrialStatus
 from db.rows import Measurement
 from orchestrator.errors import InputError
-from orchestrator.run.tracking import Tracker, parse_target
+from orchestrator.run.tracking import Tracker, parse_target, trial_params
 from orchestrator.sweepfile import parse_spec
 from tests.drivers import sweep_raw
 
@@ -18,6 +16,7 @@ pytest.importorskip("tensorboardX")
 tensorboard_events = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 
 SAMPLES = (0, 1024, 2048)
+ONE = parse_spec(sweep_raw(objectives=("jepa_good",), seeds=(0,)), "s.yaml")  # a sweep of one trial
 
 
 def _report(key: str, samples: int, status: TrialStatus = TrialStatus.RUNNING) -> CheckpointReport:
@@ -47,8 +46,8 @@ def test_each_trial_is_a_run_in_mlflow_and_tensorboard_with_every_checkpoint(tmp
     spec = parse_spec(sweep_raw(objectives=("jepa_good",)), "s.yaml")
     done, failed = spec.trials
     warnings: list[str] = []
-    tracker = Tracker("s", [parse_target("mlflow"), parse_target("tensorboard")], tmp_path, warnings.append)
-    tracker.expect(spec.trials)
+    targets = [parse_target("mlflow"), parse_target("tensorboard")]
+    tracker = Tracker("s", targets, spec.trials, tmp_path, warnings.append)
     _run(tracker, done.key, TrialStatus.DONE)
     _run(tracker, failed.key, TrialStatus.FAILED)
     tracker.close()
@@ -79,20 +78,21 @@ def test_a_backend_that_fails_is_one_warning_line_and_the_others_go_on(tmp_path)
     blocker.write_text("not a folder")
     broken = parse_target(f"mlflow=sqlite:///{blocker}/mlflow.db")
     warnings: list[str] = []
-    tracker = Tracker("s", [broken, parse_target("tensorboard")], tmp_path, warnings.append)
-    _run(tracker, "k" * 64, TrialStatus.DONE)
+    (trial,) = ONE.trials
+    tracker = Tracker("s", [broken, parse_target("tensorboard")], ONE.trials, tmp_path, warnings.append)
+    _run(tracker, trial.key, TrialStatus.DONE)
     tracker.close()
     assert len(warnings) == 1 and warnings[0].startswith(f"orch: warning: --log mlflow=sqlite:///{blocker}")
     assert "\n" not in warnings[0] and "the store keeps every row" in warnings[0]
-    assert list((tmp_path / "tracking" / "s" / ("k" * 12)).glob("events.out.tfevents.*"))
+    assert list((tmp_path / "tracking" / "s" / trial.key[:12]).glob("events.out.tfevents.*"))
 
 
 def test_a_secret_in_a_tracking_uri_never_shows(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")  # nothing listens: fail at once
     target = parse_target("mlflow=http://u:Planted-S3cret@127.0.0.1:9/")
     warnings: list[str] = []
-    tracker = Tracker("s", [target], tmp_path, warnings.append)
-    _run(tracker, "k" * 64, TrialStatus.DONE)
+    tracker = Tracker("s", [target], ONE.trials, tmp_path, warnings.append)
+    _run(tracker, ONE.trials[0].key, TrialStatus.DONE)
     assert len(warnings) == 1 and "Planted" not in warnings[0]
     assert warnings[0].startswith("orch: warning: --log mlflow=http://u:***@127.0.0.1:9/ stopped")
 
@@ -110,9 +110,7 @@ def test_a_bad_log_value_names_the_fix(value, says):
         parse_target(value)
 
 
-def test_trial_params_are_flat(tmp_path: Path):
-    from orchestrator.run.tracking import trial_params
-
+def test_trial_params_are_flat():
     trial = parse_spec(sweep_raw(), "s.yaml").trials[0]
     params = trial_params(trial)
     assert params["trial_key"] == trial.key and params["data_size"] == trial.data_size
