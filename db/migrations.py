@@ -134,6 +134,7 @@ STEPS: dict[int, tuple[Widen | AddColumn | ToBigInt | Rebuild | CreateTable, ...
         *(AddColumn("baselines", column) for column in schema.MEASUREMENT_NOISE),
         AddColumn("baselines", "sidecar_sha256", "TEXT"),
     ),
+    9: (CreateTable("rounds"),),  # `orch sweep --until-decided`: each round's picks and widths
 }
 
 

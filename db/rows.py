@@ -15,6 +15,7 @@ __all__ = [
     "ForecastRow",
     "GapRow",
     "Measurement",
+    "RoundRow",
     "SweepRow",
     "TrialInSweep",
     "TrialMeasurement",
@@ -290,3 +291,22 @@ class VerdictRow:
     high: float | None
     detail: str  # JSON
     created: float
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    """One round of `orch sweep --until-decided`: its picks as the include entries they became,
+    their FLOPs, and each claim's interval before it, expected after it and (once its runs
+    landed) found after it. The JSON fields are the driver's (`orchestrator.cli.until_decided`)."""
+
+    sweep: str
+    round: int
+    runs: str  # JSON list of include entries: objective, model, data_size, seed
+    flops: float
+    budget: float | None
+    confidence: float
+    before: str  # JSON: claim id -> {verdict, low, high, width}
+    expected: str  # JSON: claim id -> expected width
+    after: str | None
+    started: float
+    finished: float | None

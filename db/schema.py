@@ -32,13 +32,14 @@ __all__ = [
     "measurements",
     "metadata",
     "orch_meta",
+    "rounds",
     "sweep_trials",
     "sweeps",
     "trials",
     "verdicts",
 ]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # Beside each measurement: its eval-item standard error, its permutation null (mean, 95th
 # percentile) and the metric's chance level; NULL where a metric has none.
 MEASUREMENT_NOISE = ("se", "null_mean", "null_p95", "chance")
@@ -231,4 +232,23 @@ verdicts = Table(
     Column("high", Float),
     Column("detail", Text, nullable=False),  # JSON: the claim, basis, reasons, caveats, missing, axes
     Column("created", Float, nullable=False),  # the fit run's time, shared with its fits
+)
+
+# `orch sweep --until-decided`: one row per round, written before its picks run (so that a rerun
+# after a killed driver runs the same picks again, never new ones) and finished once they landed.
+rounds = Table(
+    "rounds",
+    metadata,
+    Column("sweep", _name("sweep"), ForeignKey("sweeps.name", ondelete="CASCADE"), nullable=False),
+    Column("round", Integer, nullable=False),  # 1, 2, ...: the grid is before round 1
+    Column("runs", Text, nullable=False),  # JSON: the include entries the picks became (seeds fixed)
+    Column("flops", Float, nullable=False),  # the picks' FLOPs as the planner priced them
+    Column("budget", Float),  # the loop's budget in FLOPs; NULL without one
+    Column("confidence", Float, nullable=False),  # each look's confidence (the looks share 5%)
+    Column("before", Text, nullable=False),  # JSON: claim id -> verdict, interval, width at the look before
+    Column("expected", Text, nullable=False),  # JSON: claim id -> the width the planner expected after
+    Column("after", Text),  # JSON: claim id -> verdict, interval, width once the picks landed; NULL until
+    Column("started", Float, nullable=False),
+    Column("finished", Float),
+    PrimaryKeyConstraint("sweep", "round"),
 )

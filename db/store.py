@@ -26,6 +26,7 @@ from db.rows import (
     ForecastRow,
     GapRow,
     Measurement,
+    RoundRow,
     SweepRow,
     TrialInSweep,
     TrialMeasurement,
@@ -297,6 +298,31 @@ class Store:
         with self.session_scope() as connection:
             row = connection.execute(select(schema.sweeps).where(schema.sweeps.c.name == name)).first()
         return SweepRow(*row) if row else None
+
+    # rounds of `orch sweep --until-decided` ---------------------------------------------
+
+    def start_round(self, row: RoundRow) -> None:
+        """Record a round before its runs start; a round already recorded is kept as it was
+        (a rerun runs the recorded picks, never new ones)."""
+        with self.session_scope() as connection:
+            connection.execute(self._insert(schema.rounds).values(**asdict(row)).on_conflict_do_nothing())
+
+    def finish_round(self, sweep: str, number: int, after: str) -> None:
+        """The round's runs landed: what each claim's interval is now (JSON)."""
+        rounds = schema.rounds
+        with self.session_scope() as connection:
+            connection.execute(
+                update(rounds)
+                .where(rounds.c.sweep == sweep, rounds.c.round == number)
+                .values(after=after, finished=time.time())
+            )
+
+    def rounds(self, sweep: str) -> list[RoundRow]:
+        """The sweep's rounds, in order."""
+        rounds = schema.rounds
+        with self.session_scope() as connection:
+            query = select(rounds).where(rounds.c.sweep == sweep).order_by(rounds.c.round)
+            return [RoundRow(*row) for row in connection.execute(query)]
 
     def trials_frame(self, sweep: str | None = None) -> "pd.DataFrame":
         """One row per trial (of one sweep, or all), with `sweep` and `held_out` where known."""

@@ -19,6 +19,7 @@ from db import (
     BaselineRow,
     CheckpointReport,
     NotFound,
+    RoundRow,
     Store,
     StoreError,
     StoreURLError,
@@ -75,6 +76,21 @@ def test_recording_a_sweep_twice_keeps_trial_state(store_url):
     store.record_sweep("t", "c", "h3", "t.yaml", [trial_row("k1")])
     assert len(store.trials_frame("t")) == 1
     assert store.trials_frame("t").iloc[0]["status"] == "done"
+
+
+def test_a_round_is_recorded_once_and_finished_in_place(store_url):
+    """`orch sweep --until-decided`: a rerun that records its round again keeps the first
+    record (its picks), and finishing it adds what the claims read after it."""
+    store = Store.open(store_url)
+    store.record_sweep("s", "a", "h1", "s.yaml", [trial_row("k1")])
+    first = RoundRow("s", 1, '[{"seed": 3}]', 2.5e12, 1e13, 0.99, "{}", '{"c": 0.1}', None, 1.0, None)
+    store.start_round(first)
+    store.start_round(RoundRow("s", 1, '[{"seed": 4}]', 9e12, 1e13, 0.99, "{}", "{}", None, 2.0, None))
+    assert store.rounds("s") == [first]
+    store.finish_round("s", 1, '{"c": {"width": 0.08}}')
+    (finished,) = store.rounds("s")
+    assert finished.after == '{"c": {"width": 0.08}}' and finished.finished is not None
+    assert finished.runs == first.runs and store.rounds("t") == []
 
 
 def test_status_life_cycle(store_url):
@@ -334,6 +350,7 @@ UNDO = {  # the statement that takes a Postgres store back over one step of STEP
     6: lambda step: f"DROP TABLE {step.table}",
     7: lambda step: f"ALTER TABLE {step.table} DROP COLUMN {step.column}",
     8: lambda step: f"ALTER TABLE {step.table} DROP COLUMN {step.column}",
+    9: lambda step: f"DROP TABLE {step.table}",
     4: lambda step: (  # schema 4's key had no samples
         f"ALTER TABLE {step.table} DROP CONSTRAINT baseline_point_once; ALTER TABLE {step.table} ADD "
         "CONSTRAINT baseline_once UNIQUE (source, model, objective, metric, reference, eval_set, note)"
