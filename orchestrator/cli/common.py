@@ -147,6 +147,26 @@ class FiniteRange(click.FloatRange):
         return number
 
 
+class BudgetParam(click.ParamType):
+    """A compute budget: FLOPs (`3e15`) or GPU-hours (`12gpu-h`), as (amount, "flops" | "gpu-h")."""
+
+    name = "flops|Ngpu-h"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[float, str]:
+        if isinstance(value, tuple):
+            return value
+        text = str(value).strip().lower()
+        unit = "gpu-h" if text.endswith("gpu-h") else "flops"
+        number = text.removesuffix("gpu-h").strip()
+        try:
+            amount = float(number)
+        except ValueError:
+            self.fail(f"{value!r} is not FLOPs (3e15) or GPU-hours (12gpu-h)", param, ctx)
+        if not math.isfinite(amount) or amount <= 0:
+            self.fail(f"{value!r} is not a positive finite budget", param, ctx)
+        return amount, unit
+
+
 class SizeParam(click.ParamType):
     name = "size"
 

@@ -32,7 +32,7 @@ from orchestrator.cli.plan_text import interval, plan_json, plan_text, unit
 from orchestrator.cli.results import sweep_design
 from orchestrator.errors import InputError
 
-__all__ = ["next_runs"]
+__all__ = ["next_runs", "open_claims"]
 
 
 @cli.command(name="next")
@@ -123,12 +123,12 @@ def next_runs(
     # the planner runs once, here: the fits behind the verdicts plan nothing
     doing(f"fitting sweep {sweep_name}'s curves and judging its {len(stated)} claims")
     checked = claim_runs(store, sweep_name, design, stated, command="next", detail=False, next_runs=False)
-    open_claims, words = _open_claims(checked.runs, claim_ids)
-    costs = costs_of(spec, Throughput(peak_tflops, mfu), gpu_hour_cost, open_claims)
+    chosen, words = open_claims(checked.runs, claim_ids)
+    costs = costs_of(spec, Throughput(peak_tflops, mfu), gpu_hour_cost, chosen)
     sizes = design.grid.get("data_size", ())
     candidates = [
         (run, claims, candidate_cells(run.curves, claims, sizes, corpus, costs.per_sample))
-        for run, claims in open_claims
+        for run, claims in chosen
     ]
     _check_budget(budget, candidates, costs)  # every bad input is said before anything else
     for line in words:
@@ -149,7 +149,7 @@ def next_runs(
         picked = [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))]
         _write(write_to, store, sweep_name, picked, spec if template is not None else None)
     limit = corpus_note(corpus, spec)
-    free = _releases(open_claims, _released_refit(store, sweep_name, design, stated))
+    free = _releases(chosen, _released_refit(store, sweep_name, design, stated))
     if as_json:
         emit_json(
             {
@@ -171,7 +171,7 @@ def next_runs(
         say(f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then 'orch check'")
 
 
-def _releases(open_claims: list[tuple[Any, list]], refit: Any) -> list[str]:
+def _releases(chosen: list[tuple[Any, list]], refit: Any) -> list[str]:
     """The runs that cost nothing: a held-out size an open gap reads its level at (the runs
     exist; released, the laws see the level the claim is read at). Where the holdout is the
     sweep's samples_above, `refit()` judges the claims with it released (verdicts by id), and
@@ -180,7 +180,7 @@ def _releases(open_claims: list[tuple[Any, list]], refit: Any) -> list[str]:
     from fits.report.claims import width_text
 
     found = []
-    for run, claims in open_claims:
+    for run, claims in chosen:
         for claim in (c for c in claims if c.kind == "gap" and c.at is not None):
             curve = claim_curve(run.curves, claim, claim.slower)
             held = [
@@ -256,7 +256,7 @@ def _check_ids(claim_ids: tuple[str, ...], claims: Any) -> None:
             )
 
 
-def _open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tuple[Any, list]], list[str]]:
+def open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tuple[Any, list]], list[str]]:
     """([(fit run, its claims to plan)], what to say of the claims left out: a named claim
     already decided, a forecast claim (settled by held-out runs), or no open claim at all)."""
     from fits.claims.claim import Outcome

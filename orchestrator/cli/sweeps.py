@@ -12,6 +12,7 @@ from db import mask_url
 from fits.report.text import render_table
 from foundation.sizes import format_size
 from orchestrator.cli.common import (
+    BudgetParam,
     FiniteRange,
     emit_json,
     json_option,
@@ -27,6 +28,7 @@ from orchestrator.run.storage import DEFAULT_STORAGE, storage_path
 from orchestrator.sweepfile import load_spec
 
 T = TypeVar("T")
+MAX_ROUNDS, BATCH = 4, 4  # --until-decided: rounds at most, and runs a round
 
 
 def seconds_option(name: str, default: float, low: float, help: str) -> Callable[[T], T]:
@@ -79,6 +81,31 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
 )
 @seconds_option("--pack-below", 60, 0, "Seconds under which a trial's estimated time packs it.")
 @click.option(
+    "--until-decided",
+    is_flag=True,
+    help="After the grid, run orch next's picks in rounds until every claim is decided, "
+    "--budget is spent, --max-rounds have run or no run narrows an open claim.",
+)
+@click.option(
+    "--budget",
+    type=BudgetParam(),
+    default=None,
+    help="With --until-decided: what the rounds may spend, FLOPs (3e15) or GPU-hours (12gpu-h, "
+    "at --peak-tflops and --mfu).",
+)
+@click.option(
+    "--max-rounds",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"With --until-decided: rounds at most [default: {MAX_ROUNDS}]; the looks share a 5% error rate.",
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"With --until-decided: runs a round at most [default: {BATCH}].",
+)
+@click.option(
     "--log",
     "log",
     multiple=True,
@@ -98,6 +125,7 @@ def sweep(ctx: click.Context, sweep_file: str, as_json: bool, **flags: Any) -> N
     from orchestrator.run.plan import check_widths
 
     strict = flags.pop("strict")
+    loop = _loop_limits(flags)
     asked = SweepFlags(**flags)
     spec = load_spec(sweep_file)
     check_widths(spec)
@@ -105,9 +133,14 @@ def sweep(ctx: click.Context, sweep_file: str, as_json: bool, **flags: Any) -> N
     from orchestrator.cli.dry_run import refuse_undecidable, show_plan
 
     if asked.dry_run:
+        if loop is not None:
+            raise InputError("--until-decided runs rounds: drop --dry-run (or --until-decided)")
         show_plan(spec, url, asked, as_json, strict)
         return
     refuse_undecidable(spec, strict)
+    if loop is not None:
+        _until_decided(ctx, spec, url, asked, loop, as_json)
+        return
     from orchestrator.run.scheduler import run_sweep
 
     with contextlib.redirect_stdout(sys.stderr):  # Ray prints a cluster's errors (a lost node) to stdout
@@ -162,6 +195,53 @@ class SweepFlags:
             live=live,
             log=tuple(dict.fromkeys(parse_target(value) for value in self.log)),
         )
+
+
+def _loop_limits(flags: dict[str, Any]) -> Any:
+    """`--until-decided`'s limits, taken out of `flags` (None without it); its options alone are
+    a mistake said in one line. A GPU-hour budget is FLOPs at --peak-tflops and --mfu."""
+    from orchestrator.cli.until_decided import Limits
+    from orchestrator.run.plan import Throughput
+
+    until = flags.pop("until_decided")
+    budget, rounds, batch = (flags.pop(name) for name in ("budget", "max_rounds", "batch"))
+    if not until:
+        given = [n for n, v in (("--budget", budget), ("--max-rounds", rounds), ("--batch", batch)) if v]
+        if given:
+            raise InputError(f"{', '.join(given)} limit the rounds of --until-decided: add --until-decided")
+        return None
+    if budget is not None and budget[1] == "gpu-h":
+        per_hour = Throughput(flags["peak_tflops"], flags["mfu"]).gpu_hours(1.0)
+        budget = (budget[0] / per_hour, "flops")
+    return Limits(None if budget is None else budget[0], rounds or MAX_ROUNDS, batch or BATCH)
+
+
+def _until_decided(
+    ctx: click.Context, spec: Any, url: str, asked: SweepFlags, limits: Any, as_json: bool
+) -> None:
+    """The grid, then rounds until the claims are decided (`orchestrator.cli.until_decided`)."""
+    from fits.report.tables import VERDICTS
+    from orchestrator.cli.results import fit_text
+    from orchestrator.cli.until_decided import loop_text, run_until_decided
+    from orchestrator.run.plan import Throughput
+
+    if not spec.claims:
+        raise InputError(
+            f"{spec.source}: states no claims, so --until-decided has nothing to decide "
+            "(name a claims file: claims: FILE)"
+        )
+    options = asked.sweep_options(progress=_to_stderr, live=sys.stderr.isatty())
+    with contextlib.redirect_stdout(sys.stderr):
+        loop, outcome = run_until_decided(
+            spec, url, options, limits, Throughput(asked.peak_tflops, asked.mfu)
+        )
+    if as_json:
+        emit_json(loop.as_dict() | {"last_sweep": outcome.as_dict()})
+    elif loop.stop is None:
+        click.echo(outcome.summary())
+    else:
+        click.echo(loop_text(loop, lambda run: fit_text(run, False, VERDICTS)))
+    ctx.exit(outcome.exit_code)
 
 
 def _to_stderr(text: str) -> None:

@@ -9,10 +9,12 @@ record. Everything here runs in the driver; what a trial runs on its worker is `
   checkpoint, so a retry, or a rerun after Ctrl-C or a killed driver, resumes where it stopped.
 """
 
+import contextlib
+import dataclasses
 import logging
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +41,7 @@ from orchestrator.run.tracking import Tracker, TrackingTarget
 from orchestrator.run.trainable import trainable
 from orchestrator.sweepfile import Resources, Spec, TrialConfig
 
-__all__ = ["SweepOptions", "SweepOutcome", "run_sweep"]
+__all__ = ["SweepOptions", "SweepOutcome", "ray_session", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,18 @@ def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
     for key, status in store.trial_statuses(t.key for t in trials).items():
         if status in (TrialStatus.RUNNING, TrialStatus.PENDING):
             store.set_status(key, TrialStatus.INTERRUPTED, reason="the sweep was interrupted")
+
+
+@contextlib.contextmanager
+def ray_session(options: SweepOptions) -> Iterator[SweepOptions]:
+    """One Ray session for several sweeps (`orch sweep --until-decided`'s rounds): Ray started or
+    joined once, and the options each `run_sweep` inside gets (they find Ray up and leave it)."""
+    owns_ray = _start_ray(options)
+    try:
+        yield dataclasses.replace(options, address=None)
+    finally:
+        if owns_ray:
+            _stop_ray(options)
 
 
 def _start_ray(options: SweepOptions) -> bool:

@@ -14,7 +14,7 @@ from orchestrator.errors import InputError
 from orchestrator.sweepfile.imported import imported_design
 from orchestrator.sweepfile.load import parse_spec
 
-__all__ = ["runs_only", "with_runs"]
+__all__ = ["fresh_entries", "runs_only", "with_include", "with_runs"]
 
 
 class Run(Protocol):
@@ -26,28 +26,46 @@ class Run(Protocol):
 
 def with_runs(name: str, text: str, source: str, runs: list[Run]) -> str:
     """The sweep file `text` (read from `source`) with `runs` added to its include."""
+    return with_include(name, text, source, fresh_entries(name, text, source, runs))
+
+
+def fresh_entries(name: str, text: str, source: str, runs: list[Run]) -> list[dict[str, Any]]:
+    """`runs` as include entries of the sweep file `text`, each seed one its objective and model
+    never ran there."""
+    raw = _trainable(name, text)
+    spec = parse_spec(raw, source, read_claims=False, base_dir=Path(source).resolve().parent)
+    # A fresh seed for the objective and model: at a constant learning rate a seed's shorter run
+    # repeats the first checkpoints of its longer one, and would count twice.
+    taken = {(t.objective, t.model, t.seed) for t in spec.trials}
+    entries = []
+    for run in runs:
+        for _ in range(run.seeds):
+            seed = next(s for s in itertools.count() if (run.objective, run.model, s) not in taken)
+            taken.add((run.objective, run.model, seed))
+            entries.append(
+                {"objective": run.objective, "model": run.model, "data_size": int(run.samples), "seed": seed}
+            )
+    return entries
+
+
+def with_include(name: str, text: str, source: str, entries: list[dict[str, Any]]) -> str:
+    """The sweep file `text` (read from `source`) with `entries` added to its include, its
+    relative paths made absolute."""
+    raw = _trainable(name, text)
+    raw["include"] = [*(raw.get("include") or []), *entries]
+    _absolute_paths(raw, Path(source).resolve().parent)
+    header = f"# orch next: {name} with the picked runs in include (orch sweep skips what is done)\n"
+    return header + yaml.safe_dump(raw, sort_keys=False)
+
+
+def _trainable(name: str, text: str) -> dict[str, Any]:
+    """The sweep file's YAML, or an InputError where it is an import orch cannot train."""
     raw = yaml.safe_load(text)
     if imported_design(raw) is not None:
         raise InputError(
             f"sweep {name} was imported: orch cannot train its runs, so --write has nothing to write"
         )
-    base = Path(source).resolve().parent
-    spec = parse_spec(raw, source, read_claims=False, base_dir=base)
-    # A fresh seed for the objective and model: at a constant learning rate a seed's shorter run
-    # repeats the first checkpoints of its longer one, and would count twice.
-    taken = {(t.objective, t.model, t.seed) for t in spec.trials}
-    include = list(raw.get("include") or [])
-    for run in runs:
-        for _ in range(run.seeds):
-            seed = next(s for s in itertools.count() if (run.objective, run.model, s) not in taken)
-            taken.add((run.objective, run.model, seed))
-            include.append(
-                {"objective": run.objective, "model": run.model, "data_size": int(run.samples), "seed": seed}
-            )
-    raw["include"] = include
-    _absolute_paths(raw, base)
-    header = f"# orch next: {name} with the picked runs in include (orch sweep skips what is done)\n"
-    return header + yaml.safe_dump(raw, sort_keys=False)
+    return raw
 
 
 def runs_only(name: str, text: str, source: str, runs: list[Run]) -> str:

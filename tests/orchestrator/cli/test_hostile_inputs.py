@@ -221,6 +221,31 @@ def sweep_with_no_cpus(folder):
     return [*files_sweep(folder)[:-1], "0"]
 
 
+@case("--budget, --max-rounds limit the rounds of --until-decided: add --until-decided")
+def loop_limits_without_the_loop(folder):
+    return [*files_sweep(folder), "--budget", "1e15", "--max-rounds", "2"]
+
+
+@case("Invalid value for '--budget': '12 hours' is not FLOPs (3e15) or GPU-hours (12gpu-h)")
+def loop_budget_in_hours(folder):
+    return [*files_sweep(folder), "--until-decided", "--budget", "12 hours"]
+
+
+@case("Invalid value for '--budget': '-3gpu-h' is not a positive finite budget")
+def loop_budget_negative(folder):
+    return [*files_sweep(folder), "--until-decided", "--budget", "-3gpu-h"]
+
+
+@case("--until-decided runs rounds: drop --dry-run")
+def loop_as_a_dry_run(folder):
+    return [*files_sweep(folder), "--dry-run", "--until-decided"]
+
+
+@case("s.yaml: states no claims, so --until-decided has nothing to decide (name a claims file: claims: FILE)")
+def loop_without_claims(folder):
+    return [*files_sweep(folder), "--until-decided"]
+
+
 @case("--storage 's3://bucket/orch': trials write checkpoints as files")
 def storage_in_a_bucket(folder):
     return [*files_sweep(folder), "--storage", "s3://bucket/orch"]
