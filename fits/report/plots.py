@@ -8,7 +8,8 @@
 - residuals per curve (colour: objective; marker and line: reference);
 - one figure per gap: the two curves and the crossing when the gap is identifiable, its reasons
   as a text panel when it is not, and beside either R against the level (`ratio_plot`);
-- the held-out calibration, with its n and the |z| > 5 cells counted at the edges.
+- the held-out calibration, with its n and the |z| > 5 cells counted at the edges;
+- the claims' intervals round by round, where `orch sweep --until-decided` ran rounds (`rounds_plot`).
 """
 
 from pathlib import Path
@@ -23,6 +24,7 @@ import pandas as pd
 from fits.curve.curveset import CurveFit
 from fits.curve.level import LEVEL, Z
 from fits.report.ratio_plot import draw_ratio_by_level
+from fits.report.rounds_plot import rounds_figure
 from fits.run.results import FitRun, GapEstimate
 
 __all__ = ["calibration_figure", "figures", "gap_figure", "residual_figure", "scaling_figure", "write_plots"]
@@ -317,6 +319,8 @@ def figures(run: FitRun, baselines: pd.DataFrame) -> list[tuple[str, plt.Figure]
         drawn.append((f"gap_{index}_{gap.faster}_{gap.slower}_{gap.reference}", gap_figure(run, gap)))
     if (calibration := calibration_figure(run)) is not None:
         drawn.append(("calibration", calibration))
+    if (rounds := rounds_figure(run)) is not None:
+        drawn.append(("rounds", rounds))
     return drawn
 
 

@@ -24,6 +24,7 @@ from fits.run.load import (
     load_earlier_forecasts,
     load_earlier_verdicts,
     load_measurements,
+    load_rounds,
     load_trials,
     measured,
     model_sizes,
@@ -120,6 +121,7 @@ def run_fit(
         created,
         tuple(warnings),
         load_earlier_verdicts(store, sweep),
+        load_rounds(store, sweep),
     )
 
 

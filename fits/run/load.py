@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from db import FitRow, ForecastRow, GapRow, Store, TrialStatus, VerdictRow
+from db import FitRow, ForecastRow, GapRow, RoundRow, Store, TrialStatus, VerdictRow
 from fits.claims.claim import Verdict
 from fits.curve.curveset import CurveFit
 from fits.curve.settings import SweepDesign
@@ -26,6 +26,7 @@ __all__ = [
     "load_earlier_forecasts",
     "load_earlier_verdicts",
     "load_measurements",
+    "load_rounds",
     "load_trials",
     "measured",
     "model_sizes",
@@ -135,6 +136,11 @@ def load_earlier_verdicts(store: Store, sweep: str) -> dict[str, tuple[str, str]
     """Claim id -> (verdict, fit date) of the newest stored fit run that judged it."""
     frame = store.table_frame("verdicts", sweep)
     return {row.claim: (row.verdict, _utc(row.created)) for row in frame.itertuples()}
+
+
+def load_rounds(store: Store, sweep: str) -> tuple[RoundRow, ...]:
+    """The sweep's `orch sweep --until-decided` rounds, in order (none for most sweeps)."""
+    return tuple(store.rounds(sweep))
 
 
 def _utc(created: float) -> str:

@@ -86,6 +86,7 @@ class FitRun:
     warnings: tuple[str, ...] = ()  # options that ran, with a caveat
     # claim id -> (verdict, fit id) the last stored fit of the sweep gave it
     earlier_verdicts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    rounds: tuple[Any, ...] = ()  # db.RoundRow: `orch sweep --until-decided`'s rounds of the sweep, in order
 
     @property
     def skipped(self) -> tuple[str, ...]:

@@ -1,0 +1,72 @@
+"""The claims' intervals round by round (`orch sweep --until-decided`): for each claim the loop
+looked at, its interval at the grid's look and after each round, against the FLOPs the rounds had
+spent, coloured by the verdict it gave, with the claimed region shaded and, from round 1 on, the
+width the planner expected drawn as a grey bar beside the one found."""
+
+import json
+import math
+
+import matplotlib.pyplot as plt
+
+from fits.claims.kinds import CATALOG
+from fits.run.results import FitRun
+
+__all__ = ["rounds_figure"]
+
+VERDICT_COLOURS = {"supported": "tab:green", "contradicted": "tab:red", "inconclusive": "tab:gray"}
+
+
+def _looks(rounds) -> list[tuple[float, dict, dict]]:
+    """(FLOPs spent, each claim's look, each claim's expected width) at the grid's look and
+    after each finished round."""
+    looks, spent = [(0.0, json.loads(rounds[0].before), {})], 0.0
+    for row in rounds:
+        spent += row.flops
+        if row.after is not None:
+            looks.append((spent, json.loads(row.after), json.loads(row.expected)))
+    return looks
+
+
+def rounds_figure(run: FitRun) -> plt.Figure | None:
+    """One panel per claim the loop judged; None where the sweep ran no round."""
+    if not run.rounds:
+        return None
+    looks = _looks(run.rounds)
+    claims = {v.claim.id: v.claim for v in run.verdicts}
+    ids = [claim_id for claim_id in looks[0][1] if claim_id in claims]
+    if not ids:
+        return None
+    figure, panels = plt.subplots(len(ids), 1, figsize=(6.4, 2.1 * len(ids)), sharex=True, squeeze=False)
+    for axes, claim_id in zip(panels[:, 0], ids, strict=True):
+        claim = claims[claim_id]
+        ratio = CATALOG[claim.kind].ratio
+        for spent, found, expected in looks:
+            look = found.get(claim_id)
+            if look is None or look["low"] is None:
+                continue
+            low, high = look["low"], look["high"]
+            shown_high = high if math.isfinite(high) else low * 10 if ratio else low + 1
+            axes.plot([spent, spent], [low, shown_high], color=VERDICT_COLOURS[look["verdict"]], lw=4)
+            if claim_id in expected and expected[claim_id] is not None and math.isfinite(expected[claim_id]):
+                centre = math.sqrt(low * high) if ratio else (low + high) / 2
+                half = expected[claim_id] / 2
+                ends = (
+                    (centre / math.exp(half), centre * math.exp(half))
+                    if ratio
+                    else (centre - half, centre + half)
+                )
+                axes.plot([spent, spent], ends, color="k", lw=1, alpha=0.5, marker="_")
+        region = claim.region
+        bottom, top = axes.get_ylim()
+        axes.axhspan(max(region.low, bottom), min(region.high, top), color="tab:green", alpha=0.08, lw=0)
+        if ratio:
+            axes.set_yscale("log")
+        axes.set_title(f"{claim_id}: claimed {region}", fontsize=8)
+    confidence = run.rounds[-1].confidence
+    panels[-1, 0].set_xlabel("FLOPs the rounds spent (0: the grid)")
+    figure.suptitle(
+        f"claims' {confidence:.1%} intervals round by round (colour: the verdict; grey: the width expected)",
+        fontsize=9,
+    )
+    figure.tight_layout()
+    return figure
