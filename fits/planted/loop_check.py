@@ -6,12 +6,13 @@ A replicate draws A's saturating truth (`fits.planted.procedure.draw_truth`), ma
 slowed by a planted factor, and starts from a sparse grid: START's 4 sizes x 1 seed for each
 objective, the kind of grid after which claims stay open. The loop then does what the driver
 does (`fits.next.rounds`): judge; stop once decided; else plan up to BATCH runs with orch's own
-planner (`fits.next.plan.plan_runs`) within the round's share of the budget, run them (the truth
-plus seed noise), and look again, at most MAX_ROUNDS rounds. One trajectory gives two rules:
+planner (`fits.next.plan.plan_runs`) within the round's share of the budget (all that is left
+where the share buys nothing), run them (the truth plus seed noise), and look again, at most
+MAX_ROUNDS rounds. One trajectory gives two rules:
 - naive: stop at the first look whose 95% verdict is decided;
 - spent: stop at the first look decided at `look_confidence` (the looks share 5%): the driver's.
-The planner is the same for both (it reads the 95% verdicts), so the naive loop's path is the
-start of the spent one's.
+The planner reads the spent rule's verdicts, as the driver's does, and the naive rule is read
+along the same path: its verdict is the first decided 95% look there.
 
 The uniform grids judged once on the same truth (fresh noise): START alone, then every size of
 AXIS with 1, 2 and 3 seeds. FLOPs are samples here (one model), summed over both objectives.
@@ -115,6 +116,11 @@ def _cells() -> list[Cell]:
     return [Cell(o, "m", float(s), k, float(s) * k) for o in OBJECTIVES for s in CANDIDATES for k in (1, 2)]
 
 
+def _buy(claim: Claim, curves, looked: Verdict, cells: list[Cell], budget: float, seed: int) -> list[Cell]:
+    plan = plan_runs([claim], curves, SETTINGS, (looked,), cells, budget=budget, runs=BATCH, seed=seed)
+    return [*plan.first, *(p.cell for p in plan.picks)]
+
+
 def _decided(verdict: Verdict) -> bool:
     return verdict.verdict is not Outcome.INCONCLUSIVE
 
@@ -138,14 +144,14 @@ def _replicate(experiment: str, seed: int) -> LoopOutcome:
         spent = judge(claim, curves, confidence=confidence)
         if _decided(spent) or rounds == MAX_ROUNDS:
             break
-        budget = round_budget(left, MAX_ROUNDS - rounds)
-        affordable = [c for c in _cells() if c.flops <= budget]
-        if not affordable:
+        cells = _cells()
+        cheapest = min(c.flops for c in cells)
+        if cheapest > left:
             break
-        plan = plan_runs(
-            [claim], curves, SETTINGS, (looked,), affordable, budget=budget, runs=BATCH, seed=rounds
-        )
-        bought = [*plan.first, *(p.cell for p in plan.picks)]
+        share = max(round_budget(left, MAX_ROUNDS - rounds), cheapest)
+        bought = _buy(claim, curves, spent, cells, share, rounds)
+        if not bought and share < left:  # as the driver: a round whose share buys nothing spends all left
+            bought = _buy(claim, curves, spent, cells, left, rounds)
         if not bought:
             break
         for cell in bought:
