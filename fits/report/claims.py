@@ -55,9 +55,10 @@ def verdicts_table(run: FitRun) -> Table:
     return claims_table(run.verdicts, f"Claims ({run.options.metric})", run.earlier_verdicts)
 
 
-def claims_table(verdicts, title: str, earlier: dict[str, tuple[str, str]]) -> Table:
+def claims_table(verdicts, title: str, earlier: dict[str, tuple[str, str]], level: float = LEVEL) -> Table:
     """The verdicts table of any verdicts, under `title` (`earlier`: claim id -> the last stored
-    verdict and its fit)."""
+    verdict and its fit; `level`: the intervals' confidence, `orch sweep --until-decided`'s looks
+    judge at another)."""
     rows = []
     for v in verdicts:
         why = [v.basis, *v.reasons, *_axes(v), *(f"missing: {m}" for m in v.missing)]
@@ -81,7 +82,7 @@ def claims_table(verdicts, title: str, earlier: dict[str, tuple[str, str]]) -> T
         "claim",
         "claimed",
         "measured",
-        INTERVAL,
+        INTERVAL if level == LEVEL else f"{level:.1%} interval",
         "verdict",
         "why",
         "caveats",

@@ -166,9 +166,8 @@ def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None 
 def verdicts_text(table: Any) -> str:
     """The verdicts as a narrow table (id, claimed, measured, interval, verdict, was), then each
     claim's words, why and caveats on lines of their own."""
-    from fits.report.claims import INTERVAL
-
-    brief = render_table(*table.select(["id", "claimed", "measured", INTERVAL, "verdict", "was"]))
+    interval = next(h for h in table.headers if h.endswith(" interval"))  # at the verdicts' level
+    brief = render_table(*table.select(["id", "claimed", "measured", interval, "verdict", "was"]))
     notes = [
         f"{r['id']}: {r['claim']}\n  why: {r['why']}\n  caveats: {r['caveats']}" for r in table.records()
     ]

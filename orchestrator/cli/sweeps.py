@@ -220,8 +220,6 @@ def _until_decided(
     ctx: click.Context, spec: Any, url: str, asked: SweepFlags, limits: Any, as_json: bool
 ) -> None:
     """The grid, then rounds until the claims are decided (`orchestrator.cli.until_decided`)."""
-    from fits.report.tables import VERDICTS
-    from orchestrator.cli.results import fit_text
     from orchestrator.cli.until_decided import loop_text, run_until_decided
     from orchestrator.run.plan import Throughput
 
@@ -240,7 +238,7 @@ def _until_decided(
     elif loop.stop is None:
         click.echo(outcome.summary())
     else:
-        click.echo(loop_text(loop, lambda run: fit_text(run, False, VERDICTS)))
+        click.echo(loop_text(loop))
     ctx.exit(outcome.exit_code)
 
 

@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -270,13 +269,24 @@ def _interval(verdict: Any) -> str:
     return interval(verdict)
 
 
-def loop_text(loop: Loop, show: Callable[[Any], str]) -> str:
-    """The verdicts at the loop's confidence (`show`: a fit run as text), the rounds and why the
-    loop stopped."""
+def loop_text(loop: Loop) -> str:
+    """The verdicts at the loop's confidence, then why the loop stopped (`orch check` gives the
+    fits behind them)."""
+    from fits.report.claims import claims_table
+    from orchestrator.cli.results import verdicts_text
+
+    tables = [
+        verdicts_text(
+            claims_table(
+                run.verdicts, f"Claims ({run.options.metric})", run.earlier_verdicts, loop.confidence
+            )
+        )
+        for run in loop.runs
+    ]
     budget = "no budget" if loop.limits.budget is None else f"a budget of {loop.limits.budget:.3g} FLOPs"
     ending = (
         f"stopped: {loop.stop} after {len(loop.rounds)} round(s), {loop.spent:.3g} FLOPs spent "
         f"({budget}); each look judged at {loop.confidence:.1%}, so that the grid's look and one after "
         f"each of at most {loop.limits.max_rounds} rounds share a 5% error rate"
     )
-    return "\n\n".join([*(show(run) for run in loop.runs), ending])
+    return "\n\n".join([*tables, ending])
