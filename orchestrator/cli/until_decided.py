@@ -53,7 +53,6 @@ class Loop:
     rounds: list[RoundRow]
     runs: list[Any]  # the last look's fit runs, their verdicts at `confidence`
     stop: Stop | None = None  # None: interrupted, or a trial failed
-    failed: int = 0
 
     @property
     def spent(self) -> float:
@@ -83,61 +82,64 @@ def run_until_decided(
 ) -> tuple[Loop, Any]:
     """The grid, then rounds; (the loop, the last sweep outcome). `options`: the sweep's
     `SweepOptions`; `throughput` prices a GPU's FLOPs for the picks' costs."""
-    from orchestrator.run.scheduler import ray_session, run_sweep
+    from orchestrator.run.scheduler import ray_session
 
-    confidence = look_confidence(limits.max_rounds)
     with ray_session(options) as joined, contextlib.closing(Store.open(url)) as store:
-        recorded = store.rounds(spec.name)
-        loop = Loop(spec.name, confidence, limits, recorded, [])
-        unfinished = recorded[-1].round if recorded and recorded[-1].finished is None else None
-        if unfinished is not None:  # a killed or interrupted driver's round: its picks, not new ones
-            say(f"round {unfinished}: running its recorded picks (they resume from their checkpoints)")
-        outcome = run_sweep(with_rounds(spec, recorded), url, joined)
-        if _stopped(outcome, loop):
-            return loop, outcome
-        loop.runs = _look(store, spec.name, confidence)
-        if unfinished is not None:
-            store.finish_round(spec.name, unfinished, _widths(loop.runs))
-            loop.rounds = store.rounds(spec.name)
-        _say_look(loop, f"after round {loop.rounds[-1].round}" if loop.rounds else "after the grid")
-        while True:
+        loop = Loop(spec.name, look_confidence(limits.max_rounds), limits, store.rounds(spec.name), [])
+        pending = loop.rounds[-1].round if loop.rounds and loop.rounds[-1].finished is None else None
+        if pending is not None:  # a killed or interrupted driver's round: its picks, not new ones
+            say(f"round {pending}: running its recorded picks (they resume from their checkpoints)")
+        outcome = _land(store, spec, url, joined, loop, pending)
+        while not _stopped(outcome):
             picked = _plan(spec, store, loop, throughput)
             if isinstance(picked, Stop):
                 loop.stop = picked
-                return loop, outcome
-            number = len(loop.rounds) + 1
+                break
             entries, flops, expected = picked
-            row = RoundRow(
-                spec.name,
-                number,
-                json.dumps(entries),
-                flops,
-                limits.budget,
-                confidence,
-                _widths(loop.runs),
-                json.dumps(expected),
-                None,
-                time.time(),
-                None,
+            number = len(loop.rounds) + 1
+            before, wanted = _widths(loop.runs), json.dumps(expected)
+            store.start_round(
+                RoundRow(
+                    spec.name,
+                    number,
+                    json.dumps(entries),
+                    flops,
+                    limits.budget,
+                    loop.confidence,
+                    before,
+                    wanted,
+                    None,
+                    time.time(),
+                    None,
+                )
             )
-            store.start_round(row)
             loop.rounds = store.rounds(spec.name)
             _say_round(loop, entries, flops, expected)
-            outcome = run_sweep(with_rounds(spec, loop.rounds), url, joined)
-            if _stopped(outcome, loop):
-                return loop, outcome
-            loop.runs = _look(store, spec.name, confidence)
-            store.finish_round(spec.name, number, _widths(loop.runs))
-            loop.rounds = store.rounds(spec.name)
-            _say_look(loop, f"after round {number}")
+            outcome = _land(store, spec, url, joined, loop, number)
+        return loop, outcome
 
 
-def _stopped(outcome: Any, loop: Loop) -> bool:
+def _land(store: Store, spec: Spec, url: str, options: Any, loop: Loop, number: int | None) -> Any:
+    """Run what the store lacks of the grid and the recorded rounds, then look at the claims and
+    record the look as round `number`'s result (None: the grid's); the sweep's outcome."""
+    from orchestrator.run.scheduler import run_sweep
+
+    outcome = run_sweep(with_rounds(spec, loop.rounds), url, options)
+    if _stopped(outcome):
+        return outcome
+    loop.runs = _look(store, spec.name, loop.confidence)
+    if number is not None:
+        store.finish_round(spec.name, number, _widths(loop.runs))
+        loop.rounds = store.rounds(spec.name)
+    _say_look(loop, f"after round {loop.rounds[-1].round}" if loop.rounds else "after the grid")
+    return outcome
+
+
+def _stopped(outcome: Any) -> bool:
     """An interrupted sweep or a failed trial ends the loop (a rerun continues it)."""
     from db import TrialStatus
 
-    loop.failed = outcome.counts.get(TrialStatus.FAILED, 0)
-    return outcome.interrupted or loop.failed > 0
+    return outcome.interrupted or outcome.counts.get(TrialStatus.FAILED, 0) > 0
 
 
 def with_rounds(spec: Spec, rounds: list[RoundRow]) -> Spec:
