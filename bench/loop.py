@@ -5,8 +5,8 @@ spent, and the FLOPs a uniform grid needs for the same decided rate (interpolate
 between the grids; goal: the loop at most 0.5x).
 
     python bench/loop.py                               # 300 replicates of each truth, 2 processes
-    python bench/loop.py --replicates 20 --save out.json
-    python bench/loop.py --load out.json               # the figures again, from saved outcomes
+    python bench/loop.py --replicates 20 --save out.jsonl
+    python bench/loop.py --load out.jsonl              # the figures again, from saved outcomes
 """
 
 import argparse
@@ -95,15 +95,17 @@ def main() -> None:
     parser.add_argument("--load", type=Path, default=None, help="Report saved outcomes; run nothing.")
     args = parser.parse_args()
     if args.load:
-        outcomes = [LoopOutcome(**row) for row in json.loads(args.load.read_text())]
+        outcomes = [LoopOutcome(**json.loads(line)) for line in args.load.read_text().splitlines()]
     else:
-        started = time.perf_counter()
-        outcomes = loop_outcomes(args.replicates, seed=args.seed, workers=args.workers)
-        print(
-            f"{len(outcomes)} replicates in {time.perf_counter() - started:.0f} s on {args.workers} processes"
-        )
-        if args.save:
-            args.save.write_text(json.dumps([dataclasses.asdict(o) for o in outcomes]))
+        started, outcomes = time.perf_counter(), []
+        saved = args.save.open("w") if args.save else None
+        for outcome in loop_outcomes(args.replicates, seed=args.seed, workers=args.workers):
+            outcomes.append(outcome)
+            if saved:  # a line as each replicate ends: a stopped run's outcomes still report
+                saved.write(json.dumps(dataclasses.asdict(outcome)) + "\n")
+                saved.flush()
+        took = time.perf_counter() - started
+        print(f"{len(outcomes)} replicates in {took:.0f} s on {args.workers} processes")
     print("\n".join(report(outcomes)))
 
 

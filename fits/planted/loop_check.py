@@ -18,6 +18,7 @@ The uniform grids judged once on the same truth (fresh noise): START alone, then
 AXIS with 1, 2 and 3 seeds. FLOPs are samples here (one model), summed over both objectives.
 """
 
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -56,12 +57,12 @@ SETTINGS = FitSettings()
 GRIDS = {"start": (START, 1), "uniform x1": (AXIS, 1), "uniform x2": (AXIS, 2), "uniform x3": (AXIS, 3)}
 
 # experiment -> (B's slowing factor, whether the claim is true)
-EXPERIMENTS = {
+EXPERIMENTS = {  # the issue's four first (a true and a false gap, a level and an order claim)
     "gap true 42x": (PLANTED, True),
     "gap false 10x": (FALSE_PLANTED, False),
-    "level true": (PLANTED, True),
     "level false": (PLANTED, False),
     "order true": (PLANTED, True),
+    "level true": (PLANTED, True),
     "order false": (PLANTED, False),
 }
 
@@ -169,10 +170,12 @@ def _replicate(experiment: str, seed: int) -> LoopOutcome:
 
 def loop_outcomes(
     replicates: int, experiments: tuple[str, ...] = tuple(EXPERIMENTS), seed: int = 0, workers: int = 1
-) -> list[LoopOutcome]:
-    """`replicates` replicates of each experiment, each from its own seed."""
-    jobs = [(e, seed * 1_000_003 + i * 7 + j) for j, e in enumerate(experiments) for i in range(replicates)]
+) -> Iterator[LoopOutcome]:
+    """`replicates` replicates of each experiment in turn, each from its own seed, as they end."""
+    jobs = [(e, seed * 1_000_003 + i * 7 + j) for j, e in enumerate(EXPERIMENTS) for i in range(replicates)]
+    jobs = [job for job in jobs if job[0] in experiments]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            return list(pool.map(_replicate, *zip(*jobs, strict=True), chunksize=4))
-    return [_replicate(*job) for job in jobs]
+            yield from pool.map(_replicate, *zip(*jobs, strict=True), chunksize=4)
+        return
+    yield from (_replicate(*job) for job in jobs)
