@@ -87,7 +87,7 @@ def measured_gap(
     ]
     if reasons:
         return MeasuredGap(target, None, None, reasons)
-    if not (_noise_measured(a) and _noise_measured(b)):
+    if min(_seeds(a), _seeds(b)) < 2:
         return MeasuredGap(target, n_b / n_a, None, ["one seed: the seeds give no interval"])
     rng = np.random.default_rng(seed)
     means_a = _resampled_means(a, rng, RESAMPLES)
@@ -114,15 +114,11 @@ def measured_gap(
     return MeasuredGap(target, n_b / n_a, (float(low), float(high)))
 
 
-def _noise_measured(points: CurvePoints) -> bool:
-    """Whether the seeds measure the noise the resampling draws: two runs or more when the points
-    are checkpoints of the same runs, else seed replicates somewhere on the curve (the pooled
-    scatter then stands for a point one seed measured, as `_resampled_means` draws it). A single
-    lone-seed point, such as the last checkpoint of a new run of a new size, no longer withholds
-    the interval of every seed mean around it."""
+def _seeds(points: CurvePoints) -> int:
+    """How many independent seeds each point's mean rests on (the fewest)."""
     if points.run_values is not None:
-        return len(points.run_values) >= 2
-    return points.pooled_df >= 1
+        return len(points.run_values)
+    return min(len(g) for g in points.replicates)
 
 
 def _where(crossed: float) -> str:
