@@ -43,9 +43,10 @@ def readme_commands(text: str) -> list[tuple[int, list[str]]]:
         if any(mark in line for mark in SKIPPED):
             continue
         for part in line.split("&&"):
+            if not part.strip().startswith("orch "):  # output, or another program's command
+                continue
             words = shlex.split(part, comments=True)
-            if words[:1] == ["orch"]:
-                commands.append((number, words[1:]))
+            commands.append((number, words[1:]))
     return commands
 
 

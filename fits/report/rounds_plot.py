@@ -5,6 +5,7 @@ width the planner expected drawn as a grey bar beside the one found."""
 
 import json
 import math
+from typing import Any
 
 import matplotlib.pyplot as plt
 
@@ -27,6 +28,44 @@ def _looks(rounds) -> list[tuple[float, dict, dict]]:
     return looks
 
 
+def _draw_claim(axes: plt.Axes, claim: Any, looks: list[tuple[float, dict, dict]]) -> None:
+    """One claim's intervals at each look, the expected widths, and its claimed region in view
+    (a look without an interval is marked on the axis)."""
+    ratio = CATALOG[claim.kind].ratio
+    ends = []
+    for spent, found, expected in looks:
+        look = found.get(claim.id)
+        if look is None or look["low"] is None:
+            axes.annotate(
+                "no interval", (spent, 0.02), xycoords=("data", "axes fraction"), ha="center", fontsize=7
+            )
+            continue
+        low, high = look["low"], look["high"]
+        shown = high if math.isfinite(high) else low * 10 if ratio else low + 1
+        axes.plot([spent, spent], [low, shown], color=VERDICT_COLOURS[look["verdict"]], lw=4)
+        ends += [low, shown]
+        width = expected.get(claim.id)
+        if width is not None and math.isfinite(width) and math.isfinite(high):
+            centre, half = (math.sqrt(low * high), width / 2) if ratio else ((low + high) / 2, width / 2)
+            span = (
+                (centre / math.exp(half), centre * math.exp(half))
+                if ratio
+                else (centre - half, centre + half)
+            )
+            axes.plot([spent, spent], span, color="k", lw=1, alpha=0.6, marker="_", ms=8)
+    region = claim.region
+    edges = [e for e in (region.low, region.high) if math.isfinite(e)]
+    if ends or edges:
+        lo, hi = min(ends + edges), max(ends + edges)
+        margin = (hi / lo) ** 0.08 if ratio and lo > 0 else (hi - lo) * 0.08 or 0.01
+        bottom, top = (lo / margin, hi * margin) if ratio and lo > 0 else (lo - margin, hi + margin)
+        axes.set_ylim(bottom, top)
+        axes.axhspan(max(region.low, bottom), min(region.high, top), color="tab:green", alpha=0.08, lw=0)
+    if ratio:
+        axes.set_yscale("log")
+    axes.set_title(f"{claim.id}: claimed {region}", fontsize=8)
+
+
 def rounds_figure(run: FitRun) -> plt.Figure | None:
     """One panel per claim the loop judged; None where the sweep ran no round."""
     if not run.rounds:
@@ -38,34 +77,12 @@ def rounds_figure(run: FitRun) -> plt.Figure | None:
         return None
     figure, panels = plt.subplots(len(ids), 1, figsize=(6.4, 2.1 * len(ids)), sharex=True, squeeze=False)
     for axes, claim_id in zip(panels[:, 0], ids, strict=True):
-        claim = claims[claim_id]
-        ratio = CATALOG[claim.kind].ratio
-        for spent, found, expected in looks:
-            look = found.get(claim_id)
-            if look is None or look["low"] is None:
-                continue
-            low, high = look["low"], look["high"]
-            shown_high = high if math.isfinite(high) else low * 10 if ratio else low + 1
-            axes.plot([spent, spent], [low, shown_high], color=VERDICT_COLOURS[look["verdict"]], lw=4)
-            if claim_id in expected and expected[claim_id] is not None and math.isfinite(expected[claim_id]):
-                centre = math.sqrt(low * high) if ratio else (low + high) / 2
-                half = expected[claim_id] / 2
-                ends = (
-                    (centre / math.exp(half), centre * math.exp(half))
-                    if ratio
-                    else (centre - half, centre + half)
-                )
-                axes.plot([spent, spent], ends, color="k", lw=1, alpha=0.5, marker="_")
-        region = claim.region
-        bottom, top = axes.get_ylim()
-        axes.axhspan(max(region.low, bottom), min(region.high, top), color="tab:green", alpha=0.08, lw=0)
-        if ratio:
-            axes.set_yscale("log")
-        axes.set_title(f"{claim_id}: claimed {region}", fontsize=8)
+        _draw_claim(axes, claims[claim_id], looks)
     confidence = run.rounds[-1].confidence
     panels[-1, 0].set_xlabel("FLOPs the rounds spent (0: the grid)")
     figure.suptitle(
-        f"claims' {confidence:.1%} intervals round by round (colour: the verdict; grey: the width expected)",
+        f"claims' {confidence:.1%} intervals, round by round\n(green supported, red contradicted, grey "
+        "inconclusive; black ticks: the width the planner expected)",
         fontsize=9,
     )
     figure.tight_layout()
