@@ -90,6 +90,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--all",
+        action="store_true",
+        help="Also a true level and a false order claim (the issue's four by default).",
+    )
+    parser.add_argument(
         "--save", type=Path, default=None, help="Write every replicate's outcome here (JSON)."
     )
     parser.add_argument("--load", type=Path, default=None, help="Report saved outcomes; run nothing.")
@@ -99,7 +104,8 @@ def main() -> None:
     else:
         started, outcomes = time.perf_counter(), []
         saved = args.save.open("w") if args.save else None
-        for outcome in loop_outcomes(args.replicates, seed=args.seed, workers=args.workers):
+        truths = tuple(EXPERIMENTS) if args.all else tuple(EXPERIMENTS)[:4]
+        for outcome in loop_outcomes(args.replicates, truths, seed=args.seed, workers=args.workers):
             outcomes.append(outcome)
             if saved:  # a line as each replicate ends: a stopped run's outcomes still report
                 saved.write(json.dumps(dataclasses.asdict(outcome)) + "\n")

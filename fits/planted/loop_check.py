@@ -171,8 +171,9 @@ def _replicate(experiment: str, seed: int) -> LoopOutcome:
 def loop_outcomes(
     replicates: int, experiments: tuple[str, ...] = tuple(EXPERIMENTS), seed: int = 0, workers: int = 1
 ) -> Iterator[LoopOutcome]:
-    """`replicates` replicates of each experiment in turn, each from its own seed, as they end."""
-    jobs = [(e, seed * 1_000_003 + i * 7 + j) for j, e in enumerate(EXPERIMENTS) for i in range(replicates)]
+    """`replicates` replicates of each experiment, each from its own seed, interleaved (a run
+    stopped early has as many of each), as they end."""
+    jobs = [(e, seed * 1_000_003 + i * 7 + j) for i in range(replicates) for j, e in enumerate(EXPERIMENTS)]
     jobs = [job for job in jobs if job[0] in experiments]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
