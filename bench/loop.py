@@ -62,13 +62,17 @@ def report(outcomes: list[LoopOutcome]) -> list[str]:
             decided = [v != "inconclusive" for v in verdicts]
             flops = float(np.mean([getattr(o, f"{rule}_flops") for o in mine]))
             grid, note = _grid_flops_at(float(np.mean(decided)), mine)
-            ratio = f"{flops / grid:.2f}x{note}" if grid else "no uniform grid decides as often"
+            if grid is None:  # beyond every grid: the largest one's FLOPs bound the ratio
+                largest = max(mine[0].grids[name][1] for name in GRIDS)
+                ratio = f"< {flops / largest:.2f}x (no uniform grid up to the largest decides as often)"
+            else:
+                ratio = f"{flops / grid:.2f}x{note}"
             ok = "ok" if np.mean(wrong) <= WRONG_AT_MOST else "MISSED"
             lines.append(
                 f"  {rule:5}: wrong {_share(wrong)} ({ok}, goal <= {WRONG_AT_MOST:.0%}), "
                 f"decided {_share(decided)}, "
                 f"mean FLOPs {flops:.3g}; a uniform grid deciding as often: "
-                f"{'-' if grid is None else f'{grid:.3g}'} FLOPs; loop/grid {ratio}"
+                f"{'-' if grid is None else f'{grid:.3g}'} FLOPs; loop/grid {ratio} (goal <= {FLOPS_GOAL:g}x)"
             )
         rounds = np.bincount([o.rounds for o in mine], minlength=MAX_ROUNDS + 1)
         lines.append(f"  rounds the spent rule ran (0..{MAX_ROUNDS}): {rounds.tolist()}")
