@@ -9,14 +9,12 @@ record. Everything here runs in the driver; what a trial runs on its worker is `
   checkpoint, so a retry, or a rerun after Ctrl-C or a killed driver, resumes where it stopped.
 """
 
-import contextlib
-import dataclasses
 import logging
 import signal
 import time
 from collections.abc import Callable, Iterator
-from contextlib import closing
-from dataclasses import dataclass, field
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -230,13 +228,13 @@ def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
             store.set_status(key, TrialStatus.INTERRUPTED, reason="the sweep was interrupted")
 
 
-@contextlib.contextmanager
+@contextmanager
 def ray_session(options: SweepOptions) -> Iterator[SweepOptions]:
     """One Ray session for several sweeps (`orch sweep --until-decided`'s rounds): Ray started or
     joined once, and the options each `run_sweep` inside gets (they find Ray up and leave it)."""
     owns_ray = _start_ray(options)
     try:
-        yield dataclasses.replace(options, address=None)
+        yield replace(options, address=None)
     finally:
         if owns_ray:
             _stop_ray(options)
