@@ -216,16 +216,12 @@ def _plan(
     done = len(loop.rounds)
     share = None if left is None else max(round_budget(left, loop.limits.max_rounds - done), cheapest)
     picks, expected = _buy(candidates, share, loop.limits.batch, done)
-    if (
-        not picks and share is not None and share < left
-    ):  # a round whose share buys nothing may spend all left
+    # a round whose share buys nothing (a claim's first needs, say) may spend all that is left
+    if not picks and share is not None and share < left:
         picks, expected = _buy(candidates, left, loop.limits.batch, done)
-    if not picks:
-        return (
-            Stop.BUDGET
-            if left is not None and _buy(candidates, None, loop.limits.batch, done)[0]
-            else Stop.NOTHING
-        )
+    if not picks:  # the budget, where an unbounded plan would buy something
+        unbounded_buys = left is not None and _buy(candidates, None, loop.limits.batch, done)[0]
+        return Stop.BUDGET if unbounded_buys else Stop.NOTHING
     entries = fresh_entries(spec.name, current.text, spec.source, picks)
     return entries, float(sum(c.flops for c in picks)), expected
 
