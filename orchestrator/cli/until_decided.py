@@ -27,6 +27,7 @@ from fits.next.rounds import Stop, look_confidence, round_budget
 from foundation.sizes import format_size
 from orchestrator.cli.check import claim_runs
 from orchestrator.cli.common import say
+from orchestrator.cli.plan_text import interval
 from orchestrator.cli.results import sweep_design
 from orchestrator.sweepfile import Spec, parse_spec
 
@@ -247,7 +248,7 @@ def _buy(
 
 def _say_look(loop: Loop, when: str) -> None:
     for v in (v for run in loop.runs for v in run.verdicts):
-        say(f"{when}: {v.claim.id} {v.verdict.value} {_interval(v)}")
+        say(f"{when}: {v.claim.id} {v.verdict.value} {interval(v)}")
 
 
 def _say_round(loop: Loop, entries: list[dict[str, Any]], flops: float, expected: dict[str, float]) -> None:
@@ -259,12 +260,6 @@ def _say_round(loop: Loop, entries: list[dict[str, Any]], flops: float, expected
     )
     for claim_id, width in expected.items():
         say(f"  {claim_id}: expected width after it {width:.3g}")
-
-
-def _interval(verdict: Any) -> str:
-    from orchestrator.cli.plan_text import interval
-
-    return interval(verdict)
 
 
 def loop_text(loop: Loop) -> str:
