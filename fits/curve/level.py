@@ -6,7 +6,7 @@ seed noise when |z| <= Z; percentile intervals take the tails `tails(level)`.
 
 from scipy import stats
 
-__all__ = ["LEVEL", "Z", "quantile", "tails"]
+__all__ = ["LEVEL", "Z", "percent", "quantile", "tails"]
 
 LEVEL = 0.95
 Z = float(stats.norm.ppf(0.5 + LEVEL / 2))  # 1.959964...
@@ -21,3 +21,9 @@ def quantile(level: float = LEVEL, dof: int | None = None) -> float:
 def tails(level: float = LEVEL) -> tuple[float, float]:
     """The percentiles that bound a two-sided interval at `level`: (2.5, 97.5) at 0.95."""
     return 50 * (1 - level), 100 - 50 * (1 - level)
+
+
+def percent(level: float) -> str:
+    """A level as a reader writes it, exact to the tenth: "95%", "98.8%" (not a rounded "99%"
+    beside a 98.75% interval, where a loop's looks share one error rate)."""
+    return f"{level * 100:.3g}%"

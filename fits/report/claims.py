@@ -4,14 +4,14 @@ import math
 
 from fits.claims.claim import Claim, Kind, Outcome, Per, Verdict
 from fits.claims.kinds import CATALOG
-from fits.curve.level import LEVEL
+from fits.curve.level import LEVEL, percent
 from fits.next.plan import PLANNED_IN_REPORT
 from fits.report.text import Table, samples_cell
 from fits.run.results import FitRun
 
 __all__ = ["INTERVAL", "claims_table", "next_table", "verdict_interval", "verdicts_table", "width_text"]
 
-INTERVAL = f"{LEVEL:.0%} interval"  # the verdicts table's column of intervals
+INTERVAL = f"{percent(LEVEL)} interval"  # the verdicts table's column of intervals
 
 
 def _amount(kind: Kind, value: float | None) -> str:
@@ -82,7 +82,7 @@ def claims_table(verdicts, title: str, earlier: dict[str, tuple[str, str]], leve
         "claim",
         "claimed",
         "measured",
-        INTERVAL if level == LEVEL else f"{level:.1%} interval",
+        f"{percent(level)} interval",
         "verdict",
         "why",
         "caveats",

@@ -10,6 +10,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from fits.claims.kinds import CATALOG
+from fits.curve.level import percent
 from fits.run.results import FitRun
 
 __all__ = ["rounds_figure"]
@@ -81,7 +82,7 @@ def rounds_figure(run: FitRun) -> plt.Figure | None:
     confidence = run.rounds[-1].confidence
     panels[-1, 0].set_xlabel("FLOPs the rounds spent (0: the grid)")
     figure.suptitle(
-        f"claims' {confidence:.1%} intervals, round by round\n(green supported, red contradicted, grey "
+        f"claims' {percent(confidence)} intervals, round by round\n(green supported, red contradicted, grey "
         "inconclusive; black ticks: the width the planner expected)",
         fontsize=9,
     )

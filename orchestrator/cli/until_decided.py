@@ -22,6 +22,7 @@ import yaml
 
 from db import RoundRow, Store
 from fits.claims.claim import Outcome
+from fits.curve.level import percent
 from fits.curve.settings import DEFAULT_METRIC
 from fits.next.rounds import Stop, look_confidence, round_budget
 from foundation.sizes import format_size
@@ -279,7 +280,7 @@ def loop_text(loop: Loop) -> str:
     budget = "no budget" if loop.limits.budget is None else f"a budget of {loop.limits.budget:.3g} FLOPs"
     ending = (
         f"stopped: {loop.stop} after {len(loop.rounds)} round(s), {loop.spent:.3g} FLOPs spent "
-        f"({budget}); each look judged at {loop.confidence:.1%}, so that the grid's look and one after "
+        f"({budget}); each look judged at {percent(loop.confidence)}, so that the grid's look and one after "
         f"each of at most {loop.limits.max_rounds} rounds share a 5% error rate"
     )
     return "\n\n".join([*tables, ending])
