@@ -1,13 +1,14 @@
 """The claims' intervals round by round (`orch sweep --until-decided`): for each claim the loop
 looked at, its interval at the grid's look and after each round, against the FLOPs the rounds had
 spent, coloured by the verdict it gave, with the claimed region shaded and, from round 1 on, the
-width the planner expected drawn as a grey bar beside the one found."""
+width the planner expected drawn as a thin black bar beside the one found."""
 
 import json
 import math
 from typing import Any
 
 import matplotlib.pyplot as plt
+from matplotlib import transforms
 
 from fits.claims.kinds import CATALOG
 from fits.curve.level import percent
@@ -33,6 +34,7 @@ def _draw_claim(axes: plt.Axes, claim: Any, looks: list[tuple[float, dict, dict]
     """One claim's intervals at each look, the expected widths, and its claimed region in view
     (a look without an interval is marked on the axis)."""
     ratio = CATALOG[claim.kind].ratio
+    beside = transforms.offset_copy(axes.transData, axes.figure, x=7, units="points")  # not over the bar
     ends = []
     for spent, found, expected in looks:
         look = found.get(claim.id)
@@ -53,7 +55,7 @@ def _draw_claim(axes: plt.Axes, claim: Any, looks: list[tuple[float, dict, dict]
                 if ratio
                 else (centre - half, centre + half)
             )
-            axes.plot([spent, spent], span, color="k", lw=1, alpha=0.6, marker="_", ms=8)
+            axes.plot([spent, spent], span, color="k", lw=1, alpha=0.6, marker="_", ms=8, transform=beside)
     region = claim.region
     edges = [e for e in (region.low, region.high) if math.isfinite(e)]
     if ends or edges:
@@ -83,7 +85,7 @@ def rounds_figure(run: FitRun) -> plt.Figure | None:
     panels[-1, 0].set_xlabel("FLOPs the rounds spent (0: the grid)")
     figure.suptitle(
         f"claims' {percent(confidence)} intervals, round by round\n(green supported, red contradicted, grey "
-        "inconclusive; black ticks: the width the planner expected)",
+        "inconclusive; thin black bars beside: the width the planner expected)",
         fontsize=9,
     )
     figure.tight_layout()
