@@ -24,6 +24,9 @@ def tails(level: float = LEVEL) -> tuple[float, float]:
 
 
 def percent(level: float) -> str:
-    """A level as a reader writes it, exact to the tenth: "95%", "98.8%" (not a rounded "99%"
-    beside a 98.75% interval, where a loop's looks share one error rate)."""
-    return f"{level * 100:.3g}%"
+    """A level as a reader writes it, with the fewest decimals that keep its tail within 5%:
+    "95%", "98.8%" and "99.95%", never a rounded "99%" or "100%" (a loop's looks each judge at
+    1 - 5% / (rounds + 1), and a reader adds their tails up)."""
+    tail = 100 * (1 - level)
+    texts = [f"{100 * level:.{places}f}" for places in range(7)]
+    return next((t for t in texts if abs(100 - float(t) - tail) <= 0.05 * tail), texts[-1]) + "%"

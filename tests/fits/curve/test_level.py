@@ -19,4 +19,5 @@ def test_tails_and_student_quantiles_follow_the_level():
 
 
 def test_a_level_reads_to_the_tenth_so_a_loops_look_is_not_called_99_percent():
-    assert [percent(level) for level in (LEVEL, 0.9, 0.99, 1 - 0.05 / 4)] == ["95%", "90%", "99%", "98.8%"]
+    levels = (LEVEL, 0.9, 0.99, 1 - 0.05 / 4, 1 - 0.05 / 101)  # the last: a loop of 100 rounds
+    assert [percent(level) for level in levels] == ["95%", "90%", "99%", "98.8%", "99.95%"]
