@@ -6,7 +6,6 @@ from scipy import stats
 from fits.claims.claim import Claim, Verdict
 from fits.claims.common import no_estimate
 from fits.curve.curveset import CurveSet
-from fits.curve.level import percent
 
 __all__ = ["judge_forecast"]
 
@@ -27,7 +26,7 @@ def judge_forecast(claim: Claim, curves: CurveSet, confidence: float) -> Verdict
     interval = _clopper_pearson(hits, len(cells), confidence)
     basis = (
         f"{hits} of {len(cells)} held-out cells within their forecasts' seed noise "
-        f"(Clopper-Pearson {percent(confidence)})"
+        f"(Clopper-Pearson {confidence:.0%})"
     )
     return Verdict(claim, claim.region.decide(interval), hits / len(cells), interval, basis)
 

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 from matplotlib import transforms
 
 from fits.claims.kinds import CATALOG
-from fits.curve.level import percent
+from fits.report.text import percent
 from fits.run.results import FitRun
 
 __all__ = ["rounds_figure"]

@@ -1,9 +1,9 @@
-"""The one level: its z, its tails, its quantiles and its printed percent agree with each other."""
+"""The one level: its z, its tails and its quantiles agree with each other."""
 
 import pytest
 from scipy import stats
 
-from fits.curve.level import LEVEL, Z, percent, quantile, tails
+from fits.curve.level import LEVEL, Z, quantile, tails
 
 
 def test_z_is_the_two_sided_normal_quantile_at_the_level():
@@ -16,8 +16,3 @@ def test_tails_and_student_quantiles_follow_the_level():
     assert tails(0.9) == pytest.approx((5.0, 95.0))
     assert quantile(LEVEL, dof=4) == pytest.approx(stats.t.ppf(0.975, 4))
     assert quantile(LEVEL, dof=4) > quantile(LEVEL, dof=40) > Z
-
-
-def test_a_level_reads_to_the_tenth_so_a_loops_look_is_not_called_99_percent():
-    levels = (LEVEL, 0.9, 0.99, 1 - 0.05 / 4, 1 - 0.05 / 101)  # the last: a loop of 100 rounds
-    assert [percent(level) for level in levels] == ["95%", "90%", "99%", "98.8%", "99.95%"]

@@ -1,8 +1,10 @@
-"""The report's tables, one function each, keyed by an id: what the text, markdown and HTML show."""
+"""The report's tables, one function each, keyed by an id: what the text, markdown and HTML
+show; and a level as the tables print it."""
 
 from fits.curve.curveset import CurveSet
 from fits.curve.settings import FitSettings
 from fits.report.tables import TABLES, tables
+from fits.report.text import percent
 from fits.run.results import FitRun
 
 
@@ -47,3 +49,8 @@ def test_published_and_measured_baselines_stand_side_by_side_with_the_measured_n
         ["Qwen2.5-72B", "ntp", "paper", "", "dino (eval)", "0.154", ""],
         ["mpnet", "contrastive", "measured", "", "dino (eval)", "0.118 ± 0.004", "0.012"],
     ]
+
+
+def test_a_level_keeps_its_tail_so_a_loops_look_is_not_called_99_percent():
+    levels = (0.95, 0.9, 0.99, 1 - 0.05 / 4, 1 - 0.05 / 101)  # the last: a loop of 100 rounds
+    assert [percent(level) for level in levels] == ["95%", "90%", "99%", "98.8%", "99.95%"]
