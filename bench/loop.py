@@ -10,6 +10,7 @@ between the grids; goal: the loop at most 0.5x).
 """
 
 import argparse
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -107,13 +108,13 @@ def main() -> None:
         outcomes = [LoopOutcome(**json.loads(line)) for line in args.load.read_text().splitlines()]
     else:
         started, outcomes = time.perf_counter(), []
-        saved = args.save.open("w") if args.save else None
         truths = tuple(EXPERIMENTS) if args.all else tuple(EXPERIMENTS)[:4]
-        for outcome in loop_outcomes(args.replicates, truths, seed=args.seed, workers=args.workers):
-            outcomes.append(outcome)
-            if saved:  # a line as each replicate ends: a stopped run's outcomes still report
-                saved.write(json.dumps(dataclasses.asdict(outcome)) + "\n")
-                saved.flush()
+        with args.save.open("w") if args.save else contextlib.nullcontext() as saved:
+            for outcome in loop_outcomes(args.replicates, truths, seed=args.seed, workers=args.workers):
+                outcomes.append(outcome)
+                if saved:  # a line as each replicate ends: a stopped run's outcomes still report
+                    saved.write(json.dumps(dataclasses.asdict(outcome)) + "\n")
+                    saved.flush()
         took = time.perf_counter() - started
         print(f"{len(outcomes)} replicates in {took:.0f} s on {args.workers} processes")
     print("\n".join(report(outcomes)))

@@ -5,11 +5,11 @@ width the planner expected drawn as a thin black bar beside the one found."""
 
 import json
 import math
-from typing import Any
 
 import matplotlib.pyplot as plt
 from matplotlib import transforms
 
+from fits.claims.claim import Claim
 from fits.claims.kinds import CATALOG
 from fits.report.text import percent
 from fits.run.results import FitRun
@@ -30,7 +30,7 @@ def _looks(rounds) -> list[tuple[float, dict, dict]]:
     return looks
 
 
-def _draw_claim(axes: plt.Axes, claim: Any, looks: list[tuple[float, dict, dict]]) -> None:
+def _draw_claim(axes: plt.Axes, claim: Claim, looks: list[tuple[float, dict, dict]]) -> None:
     """One claim's intervals at each look, the expected widths, and its claimed region in view
     (a look without an interval is marked on the axis)."""
     ratio = CATALOG[claim.kind].ratio
