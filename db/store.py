@@ -8,7 +8,6 @@ trial can neither lose nor duplicate a row.
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, bindparam, func, or_, select, update
@@ -17,22 +16,17 @@ import db.queries as queries
 import db.schema as schema
 from db.engine import engine_for, mask_url
 from db.errors import NotFound, StoreError
+from db.findings import Findings
 from db.opening import ensure_schema, insert_for, transaction
 from db.queries import as_frame, chunks
 from db.rows import (
-    BaselineRow,
     CheckpointReport,
-    FitRow,
-    ForecastRow,
-    GapRow,
     Measurement,
-    RoundRow,
     SweepRow,
     TrialInSweep,
     TrialMeasurement,
     TrialRow,
     TrialState,
-    VerdictRow,
     columns,
 )
 from db.status import ALLOWED_FROM, FINISHED, TrialStatus
@@ -44,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = ["Store"]
 
 
-class Store:
+class Store(Findings):
     """The record of sweeps, trials, measurements, baselines, fits, forecasts and gaps."""
 
     def __init__(self, url: str, upgrade: bool = False, create: bool = True, notify: Notify = None) -> None:
@@ -299,31 +293,6 @@ class Store:
             row = connection.execute(select(schema.sweeps).where(schema.sweeps.c.name == name)).first()
         return SweepRow(*row) if row else None
 
-    # rounds of `orch sweep --until-decided` ---------------------------------------------
-
-    def start_round(self, row: RoundRow) -> None:
-        """Record a round before its runs start; a round already recorded is kept as it was
-        (a rerun runs the recorded picks, never new ones)."""
-        with self.session_scope() as connection:
-            connection.execute(self._insert(schema.rounds).values(**asdict(row)).on_conflict_do_nothing())
-
-    def finish_round(self, sweep: str, number: int, after: str) -> None:
-        """The round's runs landed: what each claim's interval is now (JSON)."""
-        rounds = schema.rounds
-        with self.session_scope() as connection:
-            connection.execute(
-                update(rounds)
-                .where(rounds.c.sweep == sweep, rounds.c.round == number)
-                .values(after=after, finished=time.time())
-            )
-
-    def rounds(self, sweep: str) -> list[RoundRow]:
-        """The sweep's rounds, in order."""
-        rounds = schema.rounds
-        with self.session_scope() as connection:
-            query = select(rounds).where(rounds.c.sweep == sweep).order_by(rounds.c.round)
-            return [RoundRow(*row) for row in connection.execute(query)]
-
     def trials_frame(self, sweep: str | None = None) -> "pd.DataFrame":
         """One row per trial (of one sweep, or all), with `sweep` and `held_out` where known."""
         return self._frame(queries.trials(sweep), TrialInSweep)
@@ -361,47 +330,8 @@ class Store:
                 raise StoreError(f"store {self.url}: query columns {names} are not {row_type.__name__}'s")
             return as_frame(names, result)
 
-    # published baselines, fits, forecasts, gaps -----------------------------------------
-
-    def write_baselines(self, rows: Sequence[BaselineRow]) -> int:
-        """Add the curve points the store lacks (samples included); return how many."""
-        key = [schema.baselines.c[name] for name in schema.BASELINE_KEY]
-        with self.session_scope() as connection:
-            seen = {tuple(row) for row in connection.execute(select(*key))}
-            new = {tuple(getattr(row, name) for name in schema.BASELINE_KEY): row for row in rows}
-            if fresh := [asdict(row) for point, row in new.items() if point not in seen]:
-                connection.execute(schema.baselines.insert(), fresh)
-            return len(fresh)
-
-    def baselines_frame(self) -> "pd.DataFrame":
-        with self.session_scope() as connection:
-            result = connection.execute(select(schema.baselines).order_by(schema.baselines.c.id))
-            return as_frame(list(result.keys()), result)
-
     def table_frame(self, table: str, sweep: str) -> "pd.DataFrame":
         """One sweep's rows of an exported table (`queries.EXPORTED`: forecasts, verdicts, ...)."""
         with self.session_scope() as connection:
             result = connection.execute(queries.table(table, sweep))
             return as_frame(list(result.keys()), result)
-
-    def write_fit_run(
-        self,
-        fits: Sequence[tuple[FitRow, Sequence[ForecastRow]]],
-        gap_rows: Sequence[GapRow],
-        verdict_rows: Sequence[VerdictRow] = (),
-    ) -> None:
-        """Store one `orch fit` run in one transaction: each fit with its forecasts, the gaps,
-        the verdicts."""
-        with self.session_scope() as connection:
-            for fit_row, forecast_rows in fits:
-                fit_id = connection.execute(
-                    schema.fits.insert().values(**asdict(fit_row)).returning(schema.fits.c.id)
-                ).scalar_one()
-                if forecast_rows:
-                    connection.execute(
-                        schema.forecasts.insert(),
-                        [{**asdict(row), "fit_id": fit_id} for row in forecast_rows],
-                    )
-            for table, rows in ((schema.gaps, gap_rows), (schema.verdicts, verdict_rows)):
-                if rows:
-                    connection.execute(table.insert(), [asdict(row) for row in rows])
