@@ -21,7 +21,6 @@ from typing import Any
 from db import Store, TrialStatus, mask_text
 from db.rates import training_rates
 from orchestrator.data.sources import source_of
-from orchestrator.errors import InputError
 from orchestrator.interrupts import raise_interrupt
 from orchestrator.run.callbacks import tune_callback
 from orchestrator.run.cells import TrialCell, TrialPack, key_of
@@ -31,13 +30,14 @@ from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
 from orchestrator.run.packing import PACK_BELOW_S, sweep_packs
 from orchestrator.run.parallel import DRIVER_CPU
+from orchestrator.run.placement import check_resources
 from orchestrator.run.plan import trial_rows
 from orchestrator.run.progress import ProgressView
 from orchestrator.run.retries import RetryBudget, retry_scheduler
 from orchestrator.run.storage import DEFAULT_STORAGE, check_storage
 from orchestrator.run.tracking import Tracker, TrackingTarget
 from orchestrator.run.trainable import trainable
-from orchestrator.sweepfile import Resources, Spec, TrialConfig
+from orchestrator.sweepfile import Spec, TrialConfig
 
 __all__ = ["SweepOptions", "SweepOutcome", "ray_session", "run_sweep"]
 
@@ -120,7 +120,7 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
             owns_ray = bool(todo) and _start_ray(options)
             signal.signal(signal.SIGTERM, raise_interrupt)  # Ray's driver installs a handler of its own
             if todo:
-                _check_resources(spec, todo)  # a trial no node can hold would wait forever
+                check_resources(spec, todo)  # a trial no node can hold would wait forever
             owner = driver_id()
             todo = _record_and_lease(spec, store, todo, owner, options, outcome)
             if todo:
@@ -176,50 +176,6 @@ def _run_leased(
 def _notice(progress: Callable[[str], None] | None) -> Callable[[str], None] | None:
     """A line of the sweep's progress about the store (a long wait), or nothing without one."""
     return None if progress is None else lambda text: progress(f"orch: {text}\n")
-
-
-def _check_resources(spec: Spec, todo: list[TrialConfig]) -> None:
-    """Every trial fits the live cluster (Tune or Ray Train would leave it pending), or an
-    InputError that names what was asked for and what the cluster has."""
-    import ray
-
-    nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
-    for model in sorted({t.model for t in todo}):
-        problem = _unplaceable(spec.resources_for(model), nodes)
-        if problem:
-            raise InputError(
-                f"{spec.source}: trials of model {model} {problem}; "
-                f"lower `resources` or join a cluster with more"
-            )
-
-
-def _unplaceable(wants: Resources, nodes: list[dict[str, float]]) -> str | None:
-    """Why no placement of `wants` on these nodes exists, or None: each worker on one node, a
-    data-parallel trial's workers (with its driver's sliver) within the cluster's total, and on
-    one node for `strict_pack`."""
-    asked = f"ask for cpu {wants.cpu:g}, gpu {wants.gpu:g}"
-    if not any(wants.cpu <= n.get("CPU", 0) and wants.gpu <= n.get("GPU", 0) for n in nodes):
-        largest = max(nodes, key=lambda n: (n.get("GPU", 0), n.get("CPU", 0)), default={})
-        has = f"cpu {largest.get('CPU', 0):g}, gpu {largest.get('GPU', 0):g}"
-        return f"{asked}, but no node has that (the largest: {has})"
-    if wants.workers == 1:
-        return None
-    cpu, gpu = wants.workers * wants.cpu + DRIVER_CPU, wants.workers * wants.gpu
-    asked = (
-        f"ask for {wants.workers} workers of cpu {wants.cpu:g}, gpu {wants.gpu:g} "
-        f"(cpu {cpu:g}, gpu {gpu:g} in all)"
-    )
-    pools = nodes if wants.placement == "strict_pack" else [_summed(nodes)]
-    if not any(cpu <= n.get("CPU", 0) and gpu <= n.get("GPU", 0) for n in pools):
-        where = "one node" if wants.placement == "strict_pack" else "the cluster"
-        return f"{asked}, more than {where} has"
-    if wants.placement == "strict_spread" and wants.workers > len(nodes):
-        return f"{asked} on as many nodes (strict_spread), but the cluster has {len(nodes)}"
-    return None
-
-
-def _summed(nodes: list[dict[str, float]]) -> dict[str, float]:
-    return {kind: sum(n.get(kind, 0) for n in nodes) for kind in ("CPU", "GPU")}
 
 
 def _mark_interrupted(store: Store, trials: list[TrialConfig]) -> None:
