@@ -23,7 +23,17 @@ from fits.next.plan import plan_runs
 from fits.planted.calibration import CLAIMS, planted_curve, planted_run
 from fits.planted.procedure import SIGMA, draw_truth
 
-__all__ = ["DESIGNS", "FAMILIES", "GAPS", "DesignOutcome", "Summary", "compare_designs", "summarize"]
+__all__ = [
+    "DESIGNS",
+    "FAMILIES",
+    "GAPS",
+    "DesignOutcome",
+    "Paired",
+    "Summary",
+    "compare_designs",
+    "paired",
+    "summarize",
+]
 
 AXIS = 145e3 * 2.0 ** np.arange(8)  # the sweep's data sizes: 145K .. 18.6M
 START = AXIS[[0, 2, 4, 6]]
@@ -249,3 +259,31 @@ def compare_designs(
     else:
         chunks = [_replicate(*job) for job in jobs]
     return [o for chunk in chunks for o in chunk]
+
+
+@dataclass(frozen=True)
+class Paired:
+    """orch next against one design, replicate by replicate (the same truth and noise)."""
+
+    narrower: int  # replicates where orch next's final interval is the narrower
+    wider: int  # where it is the wider (ties, both open included, count in neither)
+    width_ratios: np.ndarray  # orch next's width over the design's (0 or inf where one never closed)
+    right_only: int  # orch next's verdict correct and the design's not
+    wrong_only: int  # the design's correct and orch next's not
+
+
+def paired(outcomes: list[DesignOutcome], design: str, mine: str = "orch next") -> Paired:
+    """`mine` against `design` on each replicate both ran (outcomes in `compare_designs` order)."""
+    ours = [o for o in outcomes if o.design == mine]
+    theirs = [o for o in outcomes if o.design == design]
+    a, b = np.array([o.width for o in ours]), np.array([o.width for o in theirs])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(np.isinf(a) & np.isinf(b), 1.0, a / b)
+    right = np.array([o.correct for o in ours]), np.array([o.correct for o in theirs])
+    return Paired(
+        int((a < b).sum()),
+        int((a > b).sum()),
+        ratios,
+        int((right[0] & ~right[1]).sum()),
+        int((~right[0] & right[1]).sum()),
+    )

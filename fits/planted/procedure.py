@@ -99,6 +99,8 @@ class GapCheck:
     identifiable: float  # share of replicates with an identifiable gap
     wide_unflagged: int  # CIs wider than 100x that were still called identifiable
     replicates: int
+    ratios: tuple[float, ...]  # each identifiable gap's ratio
+    covered: int  # identifiable gaps whose CI holds the planted ratio
 
 
 def gap_check(replicates: int, seed: int = 0, planted: float = 42.0, seeds: int = SEEDS) -> GapCheck:
@@ -128,6 +130,8 @@ def gap_check(replicates: int, seed: int = 0, planted: float = 42.0, seeds: int 
         identifiable=found / replicates,
         wide_unflagged=wide,
         replicates=replicates,
+        ratios=tuple(ratios),
+        covered=int(sum(hits)),
     )
 
 

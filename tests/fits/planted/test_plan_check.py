@@ -1,38 +1,40 @@
 """`orch next` against simple designs on planted truths (`fits.planted.plan_check`), a smaller version of
-what `bench/next.py` prints at 300 replicates: on the same truths and noise, orch next's final
-gap intervals are at most 0.8x the uniform grid's median width, 0.7x random and 0.75x cheapest-first
-picks' (the issue's goals, but cheapest-first's 0.7x, which is 0.75x since issue 43:
-see `tests.fits.planted.goals.orch_next`), cover the planted gap at 90% and 95%, and give a correct verdict at
-least as often as the uniform grid (`tests.fits.goals`)."""
+what `bench/next.py` prints at 300 replicates. On the same truths and noise, replicate by replicate,
+orch next's final gap interval is the narrower more often than the wider against the uniform grid,
+random and cheapest-first picks (a sign test), its verdict is right about as often as the uniform
+grid's, and its intervals cover the planted gap at 90% and 95% (`tests.fits.planted.goals`)."""
 
-import math
-
+import numpy as np
 import pytest
 
-from fits.planted.plan_check import compare_designs, summarize
-from tests.fits.planted.goals import Scale
+from fits.planted.monte_carlo import median, paired_difference, share
+from fits.planted.plan_check import compare_designs, paired, summarize
+from tests.fits.planted.goals import SIMPLE_DESIGNS, Scale
 
 BUDGET = 2 * 2 * 12_325_000  # 2x the start's samples
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 @pytest.mark.slow
 def test_orch_next_beats_simple_designs_on_planted_gaps(request):
     scale = Scale.of(request.config)
-    found = summarize(compare_designs(scale.replicates("orch_next"), seed=1, workers=2))
-    figures = {
-        design: {
-            "median_width": _finite(summary.median_width),
-            "coverage": _finite(summary.coverage),
-            "coverage_90": _finite(summary.coverage_90),
-            "correct_share": summary.correct_share,
-            "largest_flops": float(summary.flops.max()),
+    outcomes = compare_designs(scale.replicates("orch_next"), seed=1, workers=2)
+    mine = summarize(outcomes)["orch next"]
+    against = {}
+    for design in SIMPLE_DESIGNS:
+        pair = paired(outcomes, design)
+        against[design] = {
+            "narrower": share(pair.narrower, pair.narrower + pair.wider).as_dict(),
+            "width_ratio": median(pair.width_ratios).as_dict(),
+            "correct_difference": paired_difference(
+                pair.right_only, pair.wrong_only, len(pair.width_ratios)
+            ).as_dict(),
         }
-        for design, summary in found.items()
+    figures = {
+        "budget": BUDGET,
+        "largest_flops": float(mine.flops.max()),
+        "coverage": share(int(mine.covered.sum()), mine.covered.size).as_dict(),
+        "coverage_90": share(int(mine.covered_90.sum()), mine.covered_90.size).as_dict(),
+        "median_width": float(np.median(mine.widths)),
+        "against": against,
     }
-    # At 60 replicates: orch next 0.593, uniform grid 1.640, random 1.609, cheapest first 1.064; at
-    # 300 (bench/next.py) 0.33x uniform's, 0.52x random's and 0.67x cheapest-first's.
-    scale.check("orch_next", figures | {"budget": BUDGET})
+    scale.check("orch_next", figures)
