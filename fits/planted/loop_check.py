@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fits.claims.claim import Claim, Outcome, Region, Verdict
+from fits.claims.claim import Claim, Kind, Outcome, Region, Verdict
 from fits.claims.verdicts import judge
 from fits.curve.fit import curve_points
 from fits.curve.laws import saturating
@@ -84,10 +84,10 @@ class LoopOutcome:
 
 
 def _claim(experiment: str, truth: dict[str, float]) -> Claim:
-    kind, holds = experiment.split()[0], EXPERIMENTS[experiment][1]
-    if kind == "gap":
+    kind, holds = Kind(experiment.split()[0]), EXPERIMENTS[experiment][1]
+    if kind is Kind.GAP:
         return CLAIMS["gap"]
-    if kind == "order":
+    if kind is Kind.ORDER:
         return CLAIMS["order_true" if holds else "order_false"]
     level = float(saturating(LEVEL_AT, **truth)) + (0.0 if holds else LEVEL_OFF)
     region = Region.around(level, LEVEL_TOLERANCE, factor=False)

@@ -168,8 +168,7 @@ def compat_scorer(metric: MetricName) -> Callable[[torch.Tensor, torch.Tensor], 
             return from_lists(neighbours(ty, metric.k), neighbours(tx, metric.k))
 
         return from_rows
-    if metric.name in ("cka", "cka_unbiased"):
-        return _cka(unbiased=metric.name == "cka_unbiased")
-    if metric.name == "svcca":
-        return _svcca
+    matrix_scorers = {"cka": _cka(unbiased=False), "cka_unbiased": _cka(unbiased=True), "svcca": _svcca}
+    if metric.name in matrix_scorers:
+        return matrix_scorers[metric.name]
     raise AlignmentError(f"{metric} is not a platonic-rep metric (its retrieval metrics are orch's own)")

@@ -4,7 +4,6 @@ The claims come from a claims file, or from the sweep file the store recorded. O
 metric the claims are stated in (the sweep's default metric unless a claim names another);
 nothing is written: `orch fit` stores a run with its verdicts."""
 
-from pathlib import Path
 from typing import Any
 
 import click
@@ -20,7 +19,8 @@ from orchestrator.cli.common import (
 )
 from orchestrator.cli.group import cli
 from orchestrator.cli.heartbeat import doing, working
-from orchestrator.cli.results import fit_text, sweep_design, verdicts_text
+from orchestrator.cli.judging import claim_runs, claims_and_sweep, sweep_design
+from orchestrator.cli.run_text import fit_text, verdicts_text
 from orchestrator.errors import InputError
 
 __all__ = ["check"]
@@ -105,34 +105,6 @@ def _check_text(checked: Any, detail: bool, shown: tuple[str, ...]) -> list[str]
     if checked.unmeasured:
         parts.append(verdicts_text(claims_table(checked.unmeasured, "Claims (not measured)", {})))
     return parts
-
-
-def claim_runs(
-    store: Any, sweep_name: str, design: Any, claims: Any, command: str = "check", **options: Any
-) -> Any:
-    """The claims judged (`fits.run.fit_run.check_claims`; `options`: the fits' `FitOptions`); a
-    sweep with no claims is an InputError."""
-    from fits.curve.settings import FitOptions
-    from fits.run.fit_run import check_claims
-
-    if not claims:
-        raise InputError(
-            f"sweep {sweep_name} states no claims: give a claims file "
-            f"(orch {command} CLAIMS.yaml {sweep_name}), "
-            "or name one in the sweep file (claims: FILE)"
-        )
-    return check_claims(store, sweep_name, FitOptions(**options), design, claims)
-
-
-def claims_and_sweep(targets: tuple[str, ...], command: str) -> tuple[str | None, str | None]:
-    """(claims file, sweep name): a target ending in .yaml or .yml is the claims file."""
-    files = [t for t in targets if Path(t).suffix in (".yaml", ".yml")]
-    names = [t for t in targets if t not in files]
-    if len(files) > 1 or len(names) > 1:
-        raise InputError(
-            f"orch {command} takes one claims file and one sweep name at most (got {', '.join(targets)})"
-        )
-    return (files[0] if files else None), (names[0] if names else None)
 
 
 def _summary(run: Any, detail: bool) -> dict[str, Any]:

@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
+from fits.curve.settings import DEFAULT_METRIC
 from foundation.errors import did_you_mean
 from foundation.sizes import format_size
-from orchestrator.cli.check import DEFAULT_METRIC, claim_runs, claims_and_sweep
 from orchestrator.cli.common import (
     FiniteRange,
     SizeParam,
@@ -27,12 +27,12 @@ from orchestrator.cli.common import (
 )
 from orchestrator.cli.group import cli
 from orchestrator.cli.heartbeat import doing, working
+from orchestrator.cli.judging import claim_runs, claims_and_sweep, open_claims, sweep_design
 from orchestrator.cli.plan_costs import Costs, corpus_in, corpus_note, costs_of, sweep_file
-from orchestrator.cli.plan_text import interval, plan_json, plan_text, unit
-from orchestrator.cli.results import sweep_design
+from orchestrator.cli.plan_text import plan_json, plan_text, unit
 from orchestrator.errors import InputError
 
-__all__ = ["next_runs", "open_claims"]
+__all__ = ["next_runs"]
 
 
 @cli.command(name="next")
@@ -106,30 +106,20 @@ def next_runs(
         orch next sweeps/claims/jepa_prh.yaml goodview_vs_ntp_paper --claim gap_42x --budget 1e18
         orch next paper --template sweeps/goodview_vs_ntp_paper.yaml --gpu-hour-cost 2.5 --write more.yaml
     """
-    from fits.next.plan import candidate_cells, plan_runs
     from orchestrator.run.plan import Throughput
 
     claims_file, sweep_name = claims_and_sweep(targets, "next")
     store, sweep_name = open_sweep(ctx, sweep_name)
     design, stated = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
     _check_ids(claim_ids, stated)
-    spec = sweep_file(store, sweep_name, template)
-    if write_to is not None and spec is None:
-        raise InputError(
-            f"sweep {sweep_name} was imported: orch cannot train its runs without a sweep file; "
-            "give --template SWEEP.yaml (its data, recipe and resources) with --write"
-        )
+    spec = _trainable(sweep_file(store, sweep_name, template), sweep_name, write_to)
     corpus = corpus or corpus_in(spec)
     # the planner runs once, here: the fits behind the verdicts plan nothing
     doing(f"fitting sweep {sweep_name}'s curves and judging its {len(stated)} claims")
     checked = claim_runs(store, sweep_name, design, stated, command="next", detail=False, next_runs=False)
     chosen, words = open_claims(checked.runs, claim_ids)
     costs = costs_of(spec, Throughput(peak_tflops, mfu), gpu_hour_cost, chosen)
-    sizes = design.grid.get("data_size", ())
-    candidates = [
-        (run, claims, candidate_cells(run.curves, claims, sizes, corpus, costs.per_sample))
-        for run, claims in chosen
-    ]
+    candidates = _candidates(chosen, design.grid.get("data_size", ()), corpus, costs)
     _check_budget(budget, candidates, costs)  # every bad input is said before anything else
     for line in words:
         say(line)
@@ -137,38 +127,63 @@ def next_runs(
         if as_json:
             emit_json({"sweep": sweep_name, "plans": []})
         return
-    runs = 4 if budget is None and runs is None else runs
-    doing(
-        f"planning: simulating what each of {sum(len(c) for *_, c in candidates)} candidate runs would tell"
-    )
-    plans = [
-        (run, plan_runs(claims, run.curves, run.options, run.verdicts, cells, budget, runs, seed))
-        for run, claims, cells in candidates
-    ]
+    plans = _plans(candidates, budget, 4 if budget is None and runs is None else runs, seed)
     if write_to is not None:
         picked = [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))]
         _write(write_to, store, sweep_name, picked, spec if template is not None else None)
-    limit = corpus_note(corpus, spec)
     free = _releases(chosen, _released_refit(store, sweep_name, design, stated))
     if as_json:
-        emit_json(
-            {
-                "sweep": sweep_name,
-                "corpus": corpus,
-                "free": free,
-                "plans": [plan_json(run, plan, costs) for run, plan in plans],
-            }
-        )
+        plans_json = [plan_json(run, plan, costs) for run, plan in plans]
+        emit_json({"sweep": sweep_name, "corpus": corpus, "free": free, "plans": plans_json})
     else:
-        shown = [f"free: {line}" for line in free] + [f"note: {limit}"]
-        click.echo("\n\n".join(plan_text(run, plan, costs) for run, plan in plans) + "\n" + "\n".join(shown))
-    if write_to is not None and template is not None:
-        say(
-            f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then export them and "
+        notes = "\n".join([f"free: {line}" for line in free] + [f"note: {corpus_note(corpus, spec)}"])
+        click.echo("\n\n".join(plan_text(run, plan, costs) for run, plan in plans) + "\n" + notes)
+    if write_to is not None:
+        say(_written(write_to, sweep_name, imported=template is not None))
+
+
+def _trainable(spec: Any, sweep_name: str, write_to: str | None) -> Any:
+    """The sweep file the picks run on; an imported sweep has none to write them into."""
+    if write_to is not None and spec is None:
+        raise InputError(
+            f"sweep {sweep_name} was imported: orch cannot train its runs without a sweep file; "
+            "give --template SWEEP.yaml (its data, recipe and resources) with --write"
+        )
+    return spec
+
+
+def _candidates(chosen: list[tuple[Any, list]], sizes: Any, corpus: int | None, costs: Costs) -> list:
+    """[(fit run, its open claims, the candidate cells)]: the grid's sizes and one octave past
+    each end, none past the corpus."""
+    from fits.next.plan import candidate_cells
+
+    return [
+        (run, claims, candidate_cells(run.curves, claims, sizes, corpus, costs.per_sample))
+        for run, claims in chosen
+    ]
+
+
+def _plans(candidates: list, budget: float | None, runs: int | None, seed: int) -> list[tuple[Any, Any]]:
+    """[(fit run, its plan)]: orch next's greedy picks for each fit run's open claims."""
+    from fits.next.plan import plan_runs
+
+    doing(
+        f"planning: simulating what each of {sum(len(c) for *_, c in candidates)} candidate runs would tell"
+    )
+    return [
+        (run, plan_runs(claims, run.curves, run.options, run.verdicts, cells, budget, runs, seed))
+        for run, claims, cells in candidates
+    ]
+
+
+def _written(path: str, sweep_name: str, imported: bool) -> str:
+    """What to do with the picks written to `path`."""
+    if imported:
+        return (
+            f"wrote {path}: run the picks with 'orch sweep {path}', then export them and "
             f"import them into sweep {sweep_name} (the file's first lines say how) and 'orch check'"
         )
-    elif write_to is not None:
-        say(f"wrote {write_to}: run the picks with 'orch sweep {write_to}', then 'orch check'")
+    return f"wrote {path}: run the picks with 'orch sweep {path}', then 'orch check'"
 
 
 def _releases(chosen: list[tuple[Any, list]], refit: Any) -> list[str]:
@@ -176,12 +191,13 @@ def _releases(chosen: list[tuple[Any, list]], refit: Any) -> list[str]:
     exist; released, the laws see the level the claim is read at). Where the holdout is the
     sweep's samples_above, `refit()` judges the claims with it released (verdicts by id), and
     the line gives the width that refit has; else a refit after editing the holdout decides."""
+    from fits.claims.claim import Kind
     from fits.claims.common import SIZE_PRECISION, claim_curve
     from fits.report.claims import width_text
 
     found = []
     for run, claims in chosen:
-        for claim in (c for c in claims if c.kind == "gap" and c.at is not None):
+        for claim in (c for c in claims if c.kind is Kind.GAP and c.at is not None):
             curve = claim_curve(run.curves, claim, claim.slower)
             held = [
                 h for h in (curve.held_out if curve else ()) if abs(h.samples / claim.at - 1) < SIZE_PRECISION
@@ -254,37 +270,6 @@ def _check_ids(claim_ids: tuple[str, ...], claims: Any) -> None:
                 f"{claims.source}: no claim {claim_id!r}{did_you_mean(claim_id, known)} "
                 f"(claims: {', '.join(known)})"
             )
-
-
-def open_claims(fits: list[Any], claim_ids: tuple[str, ...]) -> tuple[list[tuple[Any, list]], list[str]]:
-    """([(fit run, its claims to plan)], what to say of the claims left out: a named claim
-    already decided, a forecast claim (settled by held-out runs), or no open claim at all)."""
-    from fits.claims.claim import Outcome
-    from fits.claims.kinds import CATALOG, Estimator
-    from fits.next.beliefs import planned
-
-    plans, words = [], []
-    for run in fits:
-        chosen = []
-        for verdict in run.verdicts:
-            claim = verdict.claim
-            if claim_ids and claim.id not in claim_ids:
-                continue
-            if verdict.verdict is not Outcome.INCONCLUSIVE:
-                if claim_ids:
-                    why = f"{verdict.verdict} ({interval(verdict)})"
-                    words.append(f"claim {claim.id} is already {why}: nothing to plan")
-            elif CATALOG[claim.kind].estimator is Estimator.NONE:
-                words.append(f"claim {claim.id} ({claim.kind}): settled by held-out runs, not planned here")
-            elif not planned(claim):
-                words.append(f"claim {claim.id} (a level against {claim.baseline}): not planned here yet")
-            else:
-                chosen.append(claim)
-        if chosen:
-            plans.append((run, chosen))
-    if not plans and not claim_ids:
-        words.append("no claim is inconclusive: nothing to plan")
-    return plans, words
 
 
 def _write(path: str, store: Any, sweep_name: str, picks: list[Any], template: Any) -> None:

@@ -8,19 +8,18 @@ from typing import Any
 
 import click
 
-from db import Store
-from fits.report.text import render_table
 from orchestrator.cli.common import (
     SizeParam,
     emit_json,
     json_option,
     open_sweep,
     points_option,
-    say,
     store_option,
 )
 from orchestrator.cli.group import cli
 from orchestrator.cli.heartbeat import doing, working
+from orchestrator.cli.judging import sweep_design
+from orchestrator.cli.run_text import fit_text
 from orchestrator.errors import InputError
 from orchestrator.interrupts import held_signals
 
@@ -151,43 +150,3 @@ def _fit(ctx: click.Context, sweep_name: str | None, out_dir: str, **options: An
 
 def _why(error: OSError) -> str:
     return error.strerror or type(error).__name__
-
-
-def sweep_design(store: Store, sweep: str, metric: str, claims_file: str | None = None) -> tuple[Any, Any]:
-    """(design, claims) of the sweep as the store recorded it (`orchestrator.sweepfile.design`)."""
-    from orchestrator.sweepfile.design import Recorded
-    from orchestrator.sweepfile.design import sweep_design as design_of
-
-    row = store.find_sweep(sweep)
-    recorded = Recorded(sweep, store.url, row.spec_text, row.source)
-    return design_of(recorded, [name for name, _ in store.measured(sweep)], metric, claims_file, say)
-
-
-def verdicts_text(table: Any) -> str:
-    """The verdicts as a narrow table (id, claimed, measured, interval, verdict, was), then each
-    claim's words, why and caveats on lines of their own."""
-    interval = next(h for h in table.headers if h.endswith(" interval"))  # at the verdicts' level
-    brief = render_table(*table.select(["id", "claimed", "measured", interval, "verdict", "was"]))
-    notes = [
-        f"{r['id']}: {r['claim']}\n  why: {r['why']}\n  caveats: {r['caveats']}" for r in table.records()
-    ]
-    return "\n".join([table.title, brief, "", *notes])
-
-
-def fit_text(run: Any, detail: bool, brief: tuple[str, ...] | None = None) -> str:
-    """The run as text: the claims' verdicts first, then each curve's heaviest law, forecasts and
-    gaps (`brief`: the tables to print, default `orch fit`'s summary); `detail` adds every law
-    and every other table."""
-    from fits.report.markdown import calibration_line
-    from fits.report.tables import SUMMARY, tables
-
-    brief = SUMMARY if brief is None else brief
-    shown = [t for t in tables(run) if t.rows and (t.id in brief if not detail else t.id != "summary")]
-    parts = [
-        verdicts_text(t) if t.id == "verdicts" else f"{t.title}\n{render_table(t.headers, t.rows)}"
-        for t in shown
-    ]
-    if detail or "forecasts" in brief:
-        parts += [line] if (line := calibration_line(run)) else []
-    parts += [f"skipped {line}" for line in run.skipped]
-    return "\n\n".join(parts)

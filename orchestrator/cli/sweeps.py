@@ -275,26 +275,14 @@ def status(
     """
     from orchestrator.run.status import counts_line, sweep_status
 
-    spec_store = None
-    if sweep_name and sweep_name.endswith((".yaml", ".yml")):  # a sweep file: its name and store
-        spec = load_spec(sweep_name)
-        sweep_name, spec_store = spec.name, spec.store
-    url = store_url(ctx, spec_store)
-    if not store_exists(url):  # never create a store to read it
-        raise InputError(f"store {mask_url(url)} does not exist (run 'orch sweep FILE' first)")
-    store = open_store(url)
-    known = store.sweep_names()
-    if sweep_name and sweep_name not in known:
-        raise InputError(
-            f"sweep {sweep_name!r} is not in {mask_url(url)} (sweeps there: {', '.join(known) or 'none'})"
-        )
+    store, known, sweep_name = _status_store(ctx, sweep_name)
     if watch:
         if as_json:
             raise InputError("--watch shows frames for people: drop --json (orch status --json reads once)")
         from orchestrator.cli.watch import watch_sweep
 
         if not known:
-            raise InputError(f"no sweeps in {mask_url(url)} (run 'orch sweep FILE' first)")
+            raise InputError(f"no sweeps in {store.url} (run 'orch sweep FILE' first)")
         try:
             watch_sweep(store, sweep_name or known[-1], every, refit_every)
         except KeyboardInterrupt:
@@ -302,30 +290,50 @@ def status(
         return
     statuses = [sweep_status(store, name) for name in ([sweep_name] if sweep_name else known)]
     if as_json:
-        emit_json({"store": mask_url(url), "sweeps": statuses})
+        emit_json({"store": store.url, "sweeps": statuses})
         return
     if not statuses:
-        click.echo(f"no sweeps in {mask_url(url)}", err=True)
+        click.echo(f"no sweeps in {store.url}", err=True)
     for entry in statuses:
         click.echo(f"sweep {entry['name']}: " + counts_line(entry["totals"]))
-        headers = ["key", "objective", "model", "data_size", "seed", "status", "progress"]
-        headers += ["attempts", "reason"]
-        click.echo(
-            render_table(
-                headers,
-                [
-                    [
-                        t["key"][:10],
-                        t["objective"],
-                        t["model"],
-                        format_size(t["data_size"]),
-                        t["seed"],
-                        t["status"],
-                        f"{100 * t['progress']:.0f}%",
-                        t["attempts"],
-                        t["reason"] or "",
-                    ]
-                    for t in entry["trials"]
-                ],
-            )
+        click.echo(_trials_table(entry["trials"]))
+
+
+def _status_store(ctx: click.Context, sweep_name: str | None) -> tuple[Any, list[str], str | None]:
+    """(the store, its sweeps, the sweep asked for): SWEEP a name, or a sweep file whose store
+    is read; a store that does not exist is never created to be read."""
+    spec_store = None
+    if sweep_name and sweep_name.endswith((".yaml", ".yml")):  # a sweep file: its name and store
+        spec = load_spec(sweep_name)
+        sweep_name, spec_store = spec.name, spec.store
+    url = store_url(ctx, spec_store)
+    if not store_exists(url):
+        raise InputError(f"store {mask_url(url)} does not exist (run 'orch sweep FILE' first)")
+    store = open_store(url)
+    known = store.sweep_names()
+    if sweep_name and sweep_name not in known:
+        raise InputError(
+            f"sweep {sweep_name!r} is not in {mask_url(url)} (sweeps there: {', '.join(known) or 'none'})"
         )
+    return store, known, sweep_name
+
+
+def _trials_table(trials: list[dict]) -> str:
+    headers = ["key", "objective", "model", "data_size", "seed", "status", "progress", "attempts", "reason"]
+    return render_table(
+        headers,
+        [
+            [
+                t["key"][:10],
+                t["objective"],
+                t["model"],
+                format_size(t["data_size"]),
+                t["seed"],
+                t["status"],
+                f"{100 * t['progress']:.0f}%",
+                t["attempts"],
+                t["reason"] or "",
+            ]
+            for t in trials
+        ],
+    )

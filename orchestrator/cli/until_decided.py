@@ -26,10 +26,9 @@ from fits.curve.settings import DEFAULT_METRIC
 from fits.next.rounds import Stop, look_confidence, round_budget
 from fits.report.text import percent
 from foundation.sizes import format_size
-from orchestrator.cli.check import claim_runs
 from orchestrator.cli.common import say
+from orchestrator.cli.judging import claim_runs, sweep_design
 from orchestrator.cli.plan_text import interval
-from orchestrator.cli.results import sweep_design
 from orchestrator.sweepfile import Spec, parse_spec
 
 __all__ = ["Limits", "Loop", "run_until_decided", "with_rounds"]
@@ -194,8 +193,8 @@ def _plan(
     """The next round's picks as include entries, their FLOPs and each planned claim's expected
     width; or why the loop stops."""
     from fits.next.plan import candidate_cells
+    from orchestrator.cli.judging import open_claims
     from orchestrator.cli.plan_costs import corpus_in, costs_of
-    from orchestrator.cli.planning import open_claims
     from orchestrator.sweepfile.rewrite import fresh_entries
 
     chosen, _ = open_claims(loop.runs, ())
@@ -267,7 +266,7 @@ def loop_text(loop: Loop) -> str:
     """The verdicts at the loop's confidence, then why the loop stopped (`orch check` gives the
     fits behind them)."""
     from fits.report.claims import claims_table
-    from orchestrator.cli.results import verdicts_text
+    from orchestrator.cli.run_text import verdicts_text
 
     tables = [
         verdicts_text(

@@ -71,8 +71,7 @@ def _claims_text(store: Any, name: str) -> str:
     """The claims' verdicts and intervals now, as `orch check` gives them; or why not yet."""
     from fits.claims.claim import Outcome
     from fits.report.claims import INTERVAL, claims_table
-    from orchestrator.cli.check import claim_runs
-    from orchestrator.cli.results import sweep_design
+    from orchestrator.cli.judging import claim_runs, sweep_design
 
     try:
         design, claims = sweep_design(store, name, DEFAULT_METRIC)

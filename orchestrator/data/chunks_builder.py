@@ -10,7 +10,7 @@ How a document is cut into two views is a choice the preprint leaves open; `RULE
 Documents stream one at a time: memory does not grow with the corpus."""
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,27 +59,19 @@ def build_chunks(
     columns: dict[str, list[str]] = {name: [] for name in schema.names}
     try:
         with pq.ParquetWriter(staged, schema) as writer:
-            for source, path in enumerate(inputs):
-                before = counts["documents"]
-                for where, row in read_rows(path):
-                    text = row.get("text")
-                    if not isinstance(text, str):
-                        raise DataError(f"{where}: column 'text' is missing or not text")
-                    counts["documents"] += 1
-                    if overlap is not None:
-                        overlap.see_within(text)
-                    pairs, unused = chunk_pairs(text, rule, words)
-                    counts.update(pairs=len(pairs), unused=unused, short=0 if pairs else 1)
-                    doc_id = str(row.get("id", f"{source}:{counts['documents'] - before}"))
-                    for a, b in pairs:
-                        columns["doc_id"].append(doc_id)
-                        columns["chunk_a"].append(a)
-                        columns["chunk_b"].append(b)
-                    if len(columns["doc_id"]) >= WRITE_ROWS:
-                        writer.write_table(pa.table(columns, schema=schema))
-                        columns = {name: [] for name in schema.names}
-                        notify(f"{counts['documents']:,} documents, {counts['pairs']:,} pairs")
-                rows.append(counts["documents"] - before)
+            for doc_id, text in _documents(inputs, counts, rows):
+                if overlap is not None:
+                    overlap.see_within(text)
+                pairs, unused = chunk_pairs(text, rule, words)
+                counts.update(pairs=len(pairs), unused=unused, short=0 if pairs else 1)
+                for a, b in pairs:
+                    columns["doc_id"].append(doc_id)
+                    columns["chunk_a"].append(a)
+                    columns["chunk_b"].append(b)
+                if len(columns["doc_id"]) >= WRITE_ROWS:
+                    writer.write_table(pa.table(columns, schema=schema))
+                    columns = {name: [] for name in schema.names}
+                    notify(f"{counts['documents']:,} documents, {counts['pairs']:,} pairs")
             writer.write_table(pa.table(columns, schema=schema))
         if counts["pairs"] == 0:
             raise DataError(
@@ -97,3 +89,17 @@ def build_chunks(
     finally:
         staged.unlink(missing_ok=True)
     return sidecar
+
+
+def _documents(inputs: list[Path], counts: Counter, rows: list[int]) -> Iterator[tuple[str, str]]:
+    """(id, text) of every document of `inputs` (an id `input:row` where the file gives none),
+    counted in `counts`; `rows` gets how many each input held."""
+    for source, path in enumerate(inputs):
+        before = counts["documents"]
+        for where, row in read_rows(path):
+            text = row.get("text")
+            if not isinstance(text, str):
+                raise DataError(f"{where}: column 'text' is missing or not text")
+            counts["documents"] += 1
+            yield str(row.get("id", f"{source}:{counts['documents'] - before}")), text
+        rows.append(counts["documents"] - before)
