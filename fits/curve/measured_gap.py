@@ -16,7 +16,7 @@ from fits.curve.fit import POOL_BELOW, CurvePoints
 from fits.curve.gaps import crossing
 from fits.curve.level import LEVEL, tails
 
-__all__ = ["RESAMPLES", "MeasuredGap", "measured_gap", "measured_level"]
+__all__ = ["RESAMPLES", "MeasuredGap", "measured_gap", "measured_level", "noise_measured"]
 
 RESAMPLES = 2000
 
@@ -87,7 +87,7 @@ def measured_gap(
     ]
     if reasons:
         return MeasuredGap(target, None, None, reasons)
-    if min(_seeds(a), _seeds(b)) < 2:
+    if not (noise_measured(a) and noise_measured(b)):
         return MeasuredGap(target, n_b / n_a, None, ["one seed: the seeds give no interval"])
     rng = np.random.default_rng(seed)
     means_a = _resampled_means(a, rng, RESAMPLES)
@@ -114,11 +114,15 @@ def measured_gap(
     return MeasuredGap(target, n_b / n_a, (float(low), float(high)))
 
 
-def _seeds(points: CurvePoints) -> int:
-    """How many independent seeds each point's mean rests on (the fewest)."""
+def noise_measured(points: CurvePoints) -> bool:
+    """Whether the seeds measure the noise the resampling draws: two runs or more where the
+    points are checkpoints of the same runs, else seed replicates somewhere on the curve (their
+    pooled scatter then stands for a point one seed measured, as `_resampled_means` draws it).
+    So a lone-seed point, such as the last checkpoint of a new run at a new size, does not
+    withhold the interval of every seed mean around it."""
     if points.run_values is not None:
-        return len(points.run_values)
-    return min(len(g) for g in points.replicates)
+        return len(points.run_values) >= 2
+    return points.pooled_df >= 1
 
 
 def _where(crossed: float) -> str:

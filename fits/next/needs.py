@@ -15,6 +15,7 @@ from fits.claims.gap import flops_scale, reads_seed_means
 from fits.claims.kinds import CATALOG, Estimator
 from fits.curve.curveset import CurveSet, Unfitted
 from fits.curve.laws import LAWS
+from fits.curve.measured_gap import noise_measured
 from fits.next.outlook import Cell
 from foundation.sizes import format_size
 
@@ -69,22 +70,25 @@ def _flops_known(claim: Claim, curves: CurveSet) -> bool:
 
 
 def _means_gap_needs(claim: Claim, curves: CurveSet, cells: Sequence[Cell]) -> list[Need]:
-    """The seed means' gap has an interval once each measured size of both curves has 2 seeds
-    (`fits.curve.measured_gap`): a second seed at each size that has one."""
+    """The seed means' gap has an interval once the seeds of both curves measure their noise
+    (`fits.curve.measured_gap.noise_measured`): for a curve whose seeds do not, a second seed at
+    one of its measured sizes, the cheapest first (its scatter is pooled over the curve)."""
     found = []
     for objective in (claim.faster, claim.slower):
         curve = measured_curve(curves, claim, objective)
         points = curve.seen
-        for samples in points.samples[points.seeds < 2]:
-            at = [
-                c
-                for c in cells
-                if (c.objective, c.model) == (objective, curve.key.model)
-                and np.isclose(c.samples, samples, rtol=SIZE_PRECISION)
-            ]
-            name = f"{objective}/{curve.key.model}"
-            what = f"a second seed of {name} at {format_size(samples)} (the seed means' gap)"
-            found.append(Need(claim.id, what, _cheapest(at)))
+        if noise_measured(points):
+            continue
+        lone = points.samples[points.seeds < 2]
+        at = [
+            c
+            for c in cells
+            if (c.objective, c.model) == (objective, curve.key.model)
+            and np.isclose(lone, c.samples, rtol=SIZE_PRECISION).any()
+        ]
+        name = f"{objective}/{curve.key.model}"
+        what = f"a second seed of {name} at one of its sizes (the seed means' gap pools its noise)"
+        found.append(Need(claim.id, what, _cheapest(at)))
     return found
 
 

@@ -45,3 +45,20 @@ def test_checkpoints_of_one_run_per_seed_are_resampled_as_whole_runs():
     gap = measured_gap(a, b, target=float(measured_level(b, 3e5)))
     assert gap.ratio == pytest.approx(8, rel=0.1)
     assert gap.interval is not None and gap.interval[0] <= 8 <= gap.interval[1]
+
+
+def test_a_lone_seed_point_beside_replicated_ones_keeps_the_interval():
+    """A new run of a new size adds its last checkpoint as a one-seed point (what orch next's
+    picks do): the seeds elsewhere still measure the noise, so the gap keeps its interval, and
+    the lone point moves by the pooled scatter rather than not at all."""
+    rng = np.random.default_rng(6)
+    a, b = simulate(rng, TRUTH), simulate(rng, SLOWED)
+    lone = float(np.sqrt(a.samples[3] * a.samples[4]))  # between two replicated sizes
+    values = np.concatenate([np.concatenate(a.replicates), [float(a.mean[3] + a.mean[4]) / 2]])
+    samples = np.concatenate([np.repeat(a.samples, a.seeds), [lone]])
+    with_lone = curve_points(samples, values)
+    assert with_lone.seeds.min() == 1 and with_lone.pooled_df > 0
+    gap = measured_gap(with_lone, b, samples_b=float(b.samples[-1]))
+    assert gap.interval is not None and gap.interval[0] <= 42 <= gap.interval[1]
+    lone_only = curve_points(samples[-2:], values[-2:])  # two lone seeds: nothing measures the noise
+    assert "one seed" in measured_gap(lone_only, b, samples_b=float(b.samples[-1])).reasons[0]
