@@ -1,6 +1,7 @@
 """The catalog of claim kinds: one entry a kind, holding the fields a claims file gives it, how
-its region reads, its judge, how its values print and what the planner needs of it. A new kind
-is one entry here (and its judge)."""
+its region reads, its judge, its design rule (what a sweep's design must hold to decide it),
+how its values print and what the planner needs of it. A new kind is one entry here (and its
+judge and design rule)."""
 
 import math
 from collections.abc import Callable
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from fits.claims.claim import Claim, Kind, Verdict
+from fits.claims.design import DesignRule, forecast_faults, gap_faults, level_faults, pair_faults
 from fits.claims.difference import judge_difference
 from fits.claims.forecast import judge_forecast
 from fits.claims.gap import judge_gap
@@ -37,6 +39,7 @@ class ClaimKind:
     factor: bool  # a tolerance is a factor (42 within x2 is [21, 84]), else a width
     difference: bool  # a value that is a difference: the region defaults to at least 0
     judge: Judge
+    design: DesignRule  # what the sweep's design lacks to decide it, before any run
     estimator: Estimator
     ratio: bool = False  # widths on a log scale (high / low)
     percent: bool = False  # values print as a share
@@ -79,6 +82,7 @@ CATALOG: dict[Kind, ClaimKind] = {
         factor=True,
         difference=False,
         judge=judge_gap,
+        design=gap_faults,
         estimator=Estimator.LAWS,
         ratio=True,
     ),
@@ -89,6 +93,7 @@ CATALOG: dict[Kind, ClaimKind] = {
         factor=False,
         difference=False,  # a level against a baseline is a difference: `Claim.baseline` says so
         judge=judge_level,
+        design=level_faults,
         estimator=Estimator.MEANS_WHERE_MEASURED,
     ),
     Kind.ORDER: ClaimKind(
@@ -98,6 +103,7 @@ CATALOG: dict[Kind, ClaimKind] = {
         factor=False,
         difference=True,
         judge=judge_order,
+        design=pair_faults,
         estimator=Estimator.MEANS,
     ),
     Kind.DIFFERENCE: ClaimKind(
@@ -107,6 +113,7 @@ CATALOG: dict[Kind, ClaimKind] = {
         factor=False,
         difference=False,  # its region is what it claims: at_least 0.02, say
         judge=judge_difference,
+        design=pair_faults,
         estimator=Estimator.MEANS,
     ),
     Kind.FORECAST: ClaimKind(
@@ -116,6 +123,7 @@ CATALOG: dict[Kind, ClaimKind] = {
         factor=False,
         difference=False,
         judge=judge_forecast,
+        design=forecast_faults,
         estimator=Estimator.NONE,
         percent=True,
     ),

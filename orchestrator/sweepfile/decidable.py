@@ -1,44 +1,21 @@
 """Whether a sweep's design can decide each claim it states, before anything runs (`orch sweep
---dry-run`, `orch check --design`). A fault is something no outcome of the runs can get past:
-
-- a claim's curve is not on the grid;
-- a gap reads the slower curve's level at a size past its fitted sizes (a held-out or unrun
-  size: the laws never see it), or the faster curve's claimed crossing lies outside its fitted
-  sizes;
-- a level, order or difference reads seed means where the design runs one seed (nothing
-  measures the noise), or a level forecast past twice its curve's data (withheld);
-- a forecast claim has so few held-out cells that even every one a hit leaves its
-  Clopper-Pearson lower bound below the claimed share.
-
-Each fault names its fix. Pure: the spec and the dry run's rows in, one `ClaimDesign` a claim out.
+--dry-run`, `orch check --design`): the sweep file read into a `fits.claims.design.Design` (its
+curves' fitted sizes and seeds, its holdout, its held-out cells), and each claim held to its
+kind's design rule from the catalog (`fits.claims.kinds`). A curve the grid lacks is said here,
+for every kind alike. Pure: the spec and the dry run's rows in, one `ClaimDesign` a claim out.
 """
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
-from fits.claims.claim import Claim, Kind
-from fits.claims.common import SIZE_PRECISION
-from fits.curve.level import LEVEL
+from fits.claims.claim import Claim
+from fits.claims.design import Design, DesignCurve, Fault
+from fits.claims.kinds import CATALOG, Estimator
 from fits.curve.settings import Points
-from foundation.sizes import format_size
 from orchestrator.sweepfile import Spec, TrialConfig
 from orchestrator.sweepfile.sources import rules_of
 
-__all__ = ["ClaimDesign", "cells_needed", "check_design"]
-
-FORECAST_REACH = 2.0  # a level past this many times a curve's largest fitted size is withheld
-
-
-@dataclass(frozen=True)
-class Fault:
-    """What the design lacks for a claim, with its fix: `never`, no outcome of the runs can
-    decide it; else it can be decided, on weaker evidence than the design could give."""
-
-    what: str
-    never: bool = True
+__all__ = ["ClaimDesign", "check_design"]
 
 
 @dataclass(frozen=True)
@@ -56,20 +33,6 @@ class ClaimDesign:
         return not any(fault.never for fault in self.faults)
 
 
-@dataclass(frozen=True)
-class _Curve:
-    """One (objective, model) of the design: its trials, and the sizes the fits see."""
-
-    name: str
-    trials: tuple[TrialConfig, ...]
-    fitted: tuple[int, ...]  # sizes with a trial not held out, ascending
-    seeds: dict[int, int]  # size -> trials run there, held out or not
-
-    def seeds_at(self, samples: int) -> int:
-        """The trials giving a point at `samples`, to the 3 digits a claim writes sizes in."""
-        return sum(n for size, n in self.seeds.items() if abs(size / samples - 1) <= SIZE_PRECISION)
-
-
 def check_design(spec: Spec, rows: Sequence[dict]) -> tuple[ClaimDesign, ...]:
     """Each of the spec's claims against its design; `rows`: the dry run's, for GPU-hours
     (`orchestrator.run.plan.plan`; none: no GPU-hours)."""
@@ -77,27 +40,24 @@ def check_design(spec: Spec, rows: Sequence[dict]) -> tuple[ClaimDesign, ...]:
     return tuple(_check(claim, spec, hours) for claim in spec.claims)
 
 
-def cells_needed(share: float, level: float = LEVEL) -> int:
-    """The fewest held-out cells whose Clopper-Pearson lower bound, every cell a hit, reaches `share`."""
-    if share <= 0:
-        return 1
-    return math.ceil(math.log((1 - level) / 2) / math.log(share))
-
-
 def _check(claim: Claim, spec: Spec, hours: dict[str, float | None]) -> ClaimDesign:
     if (other := _elsewhere(claim, spec)) is not None:
         return ClaimDesign(claim.id, str(claim.kind), (), 0, None, other)
-    if claim.kind is Kind.FORECAST:
-        faults, trials = _forecast(claim, spec)
+    entry = CATALOG[claim.kind]
+    curves = {name: _curve(spec, name, claim.model) for name in claim.objectives}
+    held_cells, held_trials = _held_out(claim, spec)
+    absent = [name for name, (curve, trials) in curves.items() if not trials]
+    if absent:
+        model = claim.model or "any model"
+        faults = [Fault(f"no runs of {name}/{model} on the grid: add them") for name in absent]
     else:
-        curves = {name: _curve(spec, name, claim.model) for name in claim.objectives}
-        absent = [name for name, curve in curves.items() if not curve.trials]
-        if absent:
-            model = claim.model or "any model"
-            faults = [Fault(f"no runs of {name}/{model} on the grid: add them") for name in absent]
-        else:
-            faults = list(_faults(claim, curves, spec.holdout_above))
-        trials = [t for curve in curves.values() for t in curve.trials]
+        design = Design({name: curve for name, (curve, _) in curves.items()}, spec.holdout_above, held_cells)
+        faults = list(entry.design(claim, design))
+    # a claim settled by held-out runs reads those; any other, its curves' trials
+    if entry.estimator is Estimator.NONE:
+        trials = held_trials
+    else:
+        trials = [t for _, curve_trials in curves.values() for t in curve_trials]
     spent = [hours.get(t.key) for t in trials]
     gpu_hours = None if all(h is None for h in spent) else sum(h or 0.0 for h in spent)
     return ClaimDesign(claim.id, str(claim.kind), tuple(faults), len(trials), gpu_hours)
@@ -108,15 +68,19 @@ def _elsewhere(claim: Claim, spec: Spec) -> str | None:
     measure is refused with the file)."""
     if claim.eval_set is not None and claim.eval_set != spec.eval.set:
         return f"eval set {claim.eval_set}; this sweep evaluates on {spec.eval.set}"
-    references = spec.eval.references or rules_of(spec.data).references(spec.data)
+    references = _references(spec)
     if claim.reference is not None and claim.reference not in references:
         return f"reference {claim.reference}; this sweep scores against {', '.join(references)}"
     return None
 
 
-def _curve(spec: Spec, objective: str, model: str | None) -> _Curve:
-    """The claim's curve of `objective`: its model, else the first model by name, as a fit
-    chooses it (`fits.curve.curveset.CurveSet.find`); its points as the design makes them."""
+def _references(spec: Spec) -> list[str]:
+    return spec.eval.references or rules_of(spec.data).references(spec.data)
+
+
+def _curve(spec: Spec, objective: str, model: str | None) -> tuple[DesignCurve, list[TrialConfig]]:
+    """The claim's curve of `objective`, and its trials: its model, else the first model by name,
+    as a fit chooses it (`fits.curve.curveset.CurveSet.find`); its points as the design makes them."""
     trials = [t for t in spec.trials if t.objective == objective and (model is None or t.model == model)]
     if model is None and trials:
         first = min(t.model for t in trials)
@@ -130,7 +94,7 @@ def _curve(spec: Spec, objective: str, model: str | None) -> _Curve:
             seeds[size] = seeds.get(size, 0) + 1
             if not out and (spec.holdout_above is None or size <= spec.holdout_above):
                 fitted.add(size)
-    return _Curve(name, tuple(trials), tuple(sorted(fitted)), seeds)
+    return DesignCurve(name, tuple(sorted(fitted)), seeds), trials
 
 
 def _points(spec: Spec, trial: TrialConfig) -> list[int]:
@@ -141,88 +105,11 @@ def _points(spec: Spec, trial: TrialConfig) -> list[int]:
     return [trial.budget_samples]
 
 
-def _faults(claim: Claim, curves: dict[str, _Curve], holdout_above: int | None):
-    if claim.kind is Kind.GAP:
-        yield from _gap(claim, curves[claim.faster], curves[claim.slower], holdout_above)
-        return
-    if claim.kind is Kind.LEVEL:
-        yield from _level(claim, curves[claim.objective])
-        return
-    pair = (curves[claim.above], curves[claim.below])
-    if claim.at is not None:
-        for curve in pair:
-            yield from _seeds_at(curve, claim.at)
-        return
-    shared = set(pair[0].seeds) & set(pair[1].seeds)
-    if not shared:
-        yield Fault(f"{pair[0].name} and {pair[1].name} share no size: run both at one size at least")
-    elif not any(min(pair[0].seeds[s], pair[1].seeds[s]) >= 2 for s in shared):
-        yield Fault(
-            f"one seed at every size {pair[0].name} and {pair[1].name} share: nothing measures the "
-            "noise of their difference; run 2 seeds of each at one shared size at least"
-        )
-
-
-def _gap(claim: Claim, faster: _Curve, slower: _Curve, holdout_above: int | None):
-    if claim.at is None:
-        return
-    at, size = claim.at, format_size(claim.at)
-    if not slower.fitted or slower.fitted[-1] < at * (1 - SIZE_PRECISION):
-        largest = format_size(slower.fitted[-1]) if slower.fitted else "none"
-        if slower.seeds_at(at) == 0:
-            why, fix = "", f"run and fit {size} for {slower.name}"
-        elif holdout_above is not None and at > holdout_above:
-            why = f"; past holdout.samples_above {format_size(holdout_above)}"
-            fix = f"raise holdout.samples_above to {size} (the forecast claim then has fewer cells)"
-        else:
-            why, fix = f"; {size} is held out", f"take {size} out of holdout for {slower.name}"
-        means = slower.seeds_at(at) >= 2 and max(faster.seeds.values()) >= 2
-        withheld = "the laws' gap is withheld" + (", and only the seed means can read it" if means else "")
-        yield Fault(
-            f"the gap reads {slower.name}'s level at {size}, outside its fitted sizes (largest "
-            f"{largest}{why}): {withheld}; {fix}",
-            never=not means,
-        )
-    region = claim.region
-    middle = math.sqrt(region.low * region.high) if math.isfinite(region.high) else region.low
-    if middle <= 0 or not faster.fitted:
-        return
-    crossing = at / middle
-    if not faster.fitted[0] <= crossing <= faster.fitted[-1]:
-        yield Fault(
-            f"{faster.name} would reach that level near {format_size(crossing)} if the claim holds, "
-            f"outside its fitted sizes ({format_size(faster.fitted[0])}..{format_size(faster.fitted[-1])}): "
-            f"run {faster.name} there"
-        )
-
-
-def _level(claim: Claim, curve: _Curve):
-    if curve.seeds_at(claim.at):  # the seed means
-        yield from _seeds_at(curve, claim.at)
-        return
-    reach = curve.fitted[-1] * FORECAST_REACH if curve.fitted else 0
-    if claim.at > reach:
-        yield Fault(
-            f"{curve.name} is not run at {format_size(claim.at)}, and a law's forecast past "
-            f"{FORECAST_REACH:g}x its largest fitted size is withheld: run {curve.name} at "
-            f"{format_size(claim.at)} with 2 seeds"
-        )
-
-
-def _seeds_at(curve: _Curve, at: int):
-    count = curve.seeds_at(at)
-    if count == 0:
-        yield Fault(f"{curve.name} is not run at {format_size(at)}: run it there with 2 seeds at least")
-    elif count == 1:
-        yield Fault(
-            f"one seed of {curve.name} at {format_size(at)}: nothing measures its noise; "
-            "run 2 seeds there at least"
-        )
-
-
-def _forecast(claim: Claim, spec: Spec) -> tuple[list[Fault], list[TrialConfig]]:
-    """A forecast claim's held-out cells, as a fit groups them: one per curve and held-out size
-    (every checkpoint past `holdout.samples_above` where every checkpoint is a point)."""
+def _held_out(claim: Claim, spec: Spec) -> tuple[int, list[TrialConfig]]:
+    """The held-out cells a forecast claim on `claim`'s objective and model is scored on, as a
+    fit groups them (one per curve and held-out size, every checkpoint past
+    `holdout.samples_above` where every checkpoint is a point; each once per reference the claim
+    reads), and the trials that give them."""
     wanted = [
         t
         for t in spec.trials
@@ -236,16 +123,4 @@ def _forecast(claim: Claim, spec: Spec) -> tuple[list[Fault], list[TrialConfig]]
         sizes = [s for s in _points(spec, trial) if out or (above is not None and s > above)]
         cells |= {(trial.objective, trial.model, size) for size in sizes}
         held += [trial] if sizes else []
-    references = len(spec.eval.references or rules_of(spec.data).references(spec.data)) or 1
-    count = len(cells) * (1 if claim.reference else references)
-    needed = cells_needed(claim.region.low)
-    if count >= needed:
-        return [], held
-    best = stats.beta.ppf((1 - LEVEL) / 2, count, 1) if count else 0.0
-    return [
-        Fault(
-            f"{count} held-out cell{'s' * (count != 1)}: even all {count} within seed noise give a "
-            f"Clopper-Pearson lower bound of {best:.3f}, below the claimed {claim.region.low:g}; hold "
-            f"out {needed} cells at least (holdout: in the sweep file)"
-        )
-    ], held
+    return len(cells) * (1 if claim.reference else len(_references(spec)) or 1), held

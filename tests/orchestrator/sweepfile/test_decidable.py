@@ -5,8 +5,9 @@ import json
 
 import pytest
 
+from fits.claims.design import cells_needed
 from orchestrator.sweepfile import parse_spec
-from orchestrator.sweepfile.decidable import cells_needed, check_design
+from orchestrator.sweepfile.decidable import check_design
 
 GRID = {
     "objective": ["jepa_good", "ntp"],
