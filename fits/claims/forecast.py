@@ -6,6 +6,7 @@ from scipy import stats
 from fits.claims.claim import Claim, Verdict
 from fits.claims.common import no_estimate
 from fits.curve.curveset import CurveSet
+from fits.curve.level import percent
 
 __all__ = ["judge_forecast"]
 
@@ -26,7 +27,7 @@ def judge_forecast(claim: Claim, curves: CurveSet, confidence: float) -> Verdict
     interval = _clopper_pearson(hits, len(cells), confidence)
     basis = (
         f"{hits} of {len(cells)} held-out cells within their forecasts' seed noise "
-        f"(Clopper-Pearson {confidence:.0%})"
+        f"(Clopper-Pearson {percent(confidence)})"
     )
     return Verdict(claim, claim.region.decide(interval), hits / len(cells), interval, basis)
 

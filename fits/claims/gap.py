@@ -16,7 +16,7 @@ from fits.claims.common import NO_ESTIMATE, Measured, claim_curve, measured_at, 
 from fits.curve.bands import forecast
 from fits.curve.curveset import CurveFit, CurveSet, Unfitted
 from fits.curve.gaps import Gap, sample_gap
-from fits.curve.level import quantile
+from fits.curve.level import percent, quantile
 from fits.curve.measured_gap import MeasuredGap, measured_gap
 from foundation.sizes import format_size
 
@@ -90,12 +90,14 @@ def _read(claim: Claim, law: Gap, means: MeasuredGap, scale: float | None, confi
         )
     if law.identifiable:
         interval = (law.interval[0] * scale, law.interval[1] * scale)
-        basis = f"{LAWS_GAP} in {unit} ({confidence:.0%} over the mixture's draws)"
+        basis = f"{LAWS_GAP} in {unit} ({percent(confidence)} over the mixture's draws)"
         return _Reading(claim.region.decide(interval), law.ratio * scale, interval, basis, reasons, [], flags)
     reasons += [f"laws: {why}" for why in law.reasons]
     if means.interval is not None:
         interval = (means.interval[0] * scale, means.interval[1] * scale)
-        basis = f"{SEED_MEANS_GAP} in {unit} ({LAWS_GAP} is withheld; {confidence:.0%} over seed resamples)"
+        basis = (
+            f"{SEED_MEANS_GAP} in {unit} ({LAWS_GAP} is withheld; {percent(confidence)} over seed resamples)"
+        )
         reasons[0] = f"target level {means.target:.4g} (the seed means')"
         outcome = claim.region.decide(interval)
         return _Reading(outcome, means.ratio * scale, interval, basis, reasons, [], [])

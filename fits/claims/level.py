@@ -9,7 +9,7 @@ from fits.claims.claim import Claim, Verdict
 from fits.claims.common import Measured, claim_curve, measured_at, measured_curve, missing_curve, no_estimate
 from fits.curve.bands import forecast
 from fits.curve.curveset import CurveSet
-from fits.curve.level import quantile
+from fits.curve.level import percent, quantile
 from foundation.sizes import format_size
 
 __all__ = ["judge_level", "point_interval"]
@@ -56,7 +56,7 @@ def _level(claim: Claim, curves: CurveSet, measured, confidence: float) -> Verdi
         why = f"only unbounded laws reach {format_size(claim.at)}, more than 2x past the data"
         missing = [f"runs nearer {format_size(claim.at)}, or a law with a ceiling that fits"]
         return no_estimate(claim, [why], missing, tuple(caveats))
-    basis = f"the laws' forecast of the mean ({confidence:.0%} CI over the mixture's draws)"
+    basis = f"the laws' forecast of the mean ({percent(confidence)} CI over the mixture's draws)"
     return Verdict(
         claim, claim.region.decide(predicted.ci), predicted.prediction, predicted.ci, basis, caveats=caveats
     )

@@ -4,9 +4,9 @@ import math
 
 from fits.claims.claim import Claim, Kind, Outcome, Per, Verdict
 from fits.claims.kinds import CATALOG
-from fits.curve.level import LEVEL
+from fits.curve.level import LEVEL, percent
 from fits.next.plan import PLANNED_IN_REPORT
-from fits.report.text import Table, percent, samples_cell
+from fits.report.text import Table, samples_cell
 from fits.run.results import FitRun
 
 __all__ = ["INTERVAL", "claims_table", "next_table", "verdict_interval", "verdicts_table", "width_text"]

@@ -11,7 +11,7 @@ from matplotlib import transforms
 
 from fits.claims.claim import Claim
 from fits.claims.kinds import CATALOG
-from fits.report.text import percent
+from fits.curve.level import percent
 from fits.run.results import FitRun
 
 __all__ = ["rounds_figure"]

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Table", "cell", "percent", "render_table", "samples_cell"]
+__all__ = ["Table", "cell", "render_table", "samples_cell"]
 
 
 @dataclass(frozen=True)
@@ -23,15 +23,6 @@ class Table:
     def records(self) -> list[dict[str, Any]]:
         """Each row as its cells by column name."""
         return [dict(zip(self.headers, row, strict=True)) for row in self.rows]
-
-
-def percent(level: float) -> str:
-    """A level as a reader writes it, with the fewest decimals that keep its tail within 5%:
-    "95%", "98.8%" and "99.95%", never a rounded "99%" or "100%" (a loop's looks each judge at
-    1 - 5% / (rounds + 1), and a reader adds their tails up)."""
-    tail = 100 * (1 - level)
-    texts = [f"{100 * level:.{places}f}" for places in range(7)]
-    return next((t for t in texts if abs(100 - float(t) - tail) <= 0.05 * tail), texts[-1]) + "%"
 
 
 def samples_cell(samples: float) -> str:

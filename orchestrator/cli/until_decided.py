@@ -22,9 +22,9 @@ import yaml
 
 from db import RoundRow, Store
 from fits.claims.claim import Outcome
+from fits.curve.level import percent
 from fits.curve.settings import DEFAULT_METRIC
 from fits.next.rounds import Stop, look_confidence, round_budget
-from fits.report.text import percent
 from foundation.sizes import format_size
 from orchestrator.cli.common import say
 from orchestrator.cli.judging import claim_runs, sweep_design

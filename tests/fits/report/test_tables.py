@@ -2,9 +2,9 @@
 show; and a level as the tables print it."""
 
 from fits.curve.curveset import CurveSet
+from fits.curve.level import percent
 from fits.curve.settings import FitSettings
 from fits.report.tables import TABLES, tables
-from fits.report.text import percent
 from fits.run.results import FitRun
 
 
