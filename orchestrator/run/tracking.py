@@ -15,7 +15,8 @@ import importlib.util
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,20 @@ class TrackedTrial:
 
     def __str__(self) -> str:  # the run's name in each backend
         return self.trial_id[:12]
+
+
+@contextmanager
+def _environment_kept(name: str) -> Iterator[None]:
+    """`name` in the environment as it was before: a backend that writes it (MLflow puts its
+    tracking URI there, password and all) leaks it to the next sweep of this process otherwise."""
+    before = os.environ.get(name)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 def trial_params(trial: TrialConfig) -> dict[str, Any]:
@@ -194,9 +209,14 @@ class Tracker:
 
             logging.getLogger("mlflow").setLevel(logging.WARNING)  # its database set-up talks at INFO
             default = f"sqlite:///{(self._folder().parent / 'mlflow.db').resolve()}"
-            uri = target.where or os.environ.get("MLFLOW_TRACKING_URI") or default
-            callback = MLflowLoggerCallback(uri, experiment_name=self.sweep, tags={"orch.sweep": self.sweep})
-        elif target.backend == "tensorboard":
+            asked = os.environ.get("MLFLOW_TRACKING_URI")
+            callback = MLflowLoggerCallback(
+                target.where or asked or default, experiment_name=self.sweep, tags={"orch.sweep": self.sweep}
+            )
+            with _environment_kept("MLFLOW_TRACKING_URI"):  # MLflow's set_tracking_uri writes it
+                callback.setup()
+            return callback
+        if target.backend == "tensorboard":
             from ray.tune.logger import TBXLoggerCallback
 
             callback = TBXLoggerCallback()

@@ -1,19 +1,25 @@
 """`orch sweep --log`: each orch trial's checkpoints, config and status reach MLflow and
-TensorBoard through Ray Tune's own logger callbacks, read back with each tool's own reader; a
-backend that fails is one warning line."""
+TensorBoard through Ray Tune's own logger callbacks, read back with each tool's own reader (the
+checkpoints a real sweep wrote, `tests.swept`); a backend that fails is one warning line."""
+
+import dataclasses
+import os
+from importlib.util import find_spec
 
 import pytest
 
-from db import CheckpointReport, TrialStatus
+from db import CheckpointReport, Store, TrialStatus
 from db.rows import Measurement
 from orchestrator.errors import InputError
 from orchestrator.run.tracking import Tracker, parse_target, trial_params
-from orchestrator.sweepfile import parse_spec
+from orchestrator.sweepfile import load_spec, parse_spec
 from tests.drivers import sweep_raw
+from tests.swept import SWEEP
 
-mlflow = pytest.importorskip("mlflow")  # orch[tracking], which .ci/run installs
-pytest.importorskip("tensorboardX")
-tensorboard_events = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+pytestmark = pytest.mark.skipif(  # orch[tracking], which .ci/run installs; imported where used
+    not all(find_spec(name) for name in ("mlflow", "tensorboardX", "tensorboard")),
+    reason="needs orch[tracking]: mlflow, tensorboardX and tensorboard",
+)
 
 SAMPLES = (0, 1024, 2048)
 ONE = parse_spec(sweep_raw(objectives=("jepa_good",), seeds=(0,)), "s.yaml")  # a sweep of one trial
@@ -38,39 +44,74 @@ def _run(tracker: Tracker, key: str, ending: TrialStatus) -> None:
 
 
 def _mlflow_runs(uri: str, experiment: str):
+    import mlflow
+
     mlflow.set_tracking_uri(uri)
     return mlflow.search_runs(experiment_names=[experiment]).set_index("tags.mlflow.runName")
 
 
-def test_each_trial_is_a_run_in_mlflow_and_tensorboard_with_every_checkpoint(tmp_path):
-    spec = parse_spec(sweep_raw(objectives=("jepa_good",)), "s.yaml")
-    done, failed = spec.trials
-    warnings: list[str] = []
+def _real_checkpoints(url: str) -> dict[str, list[CheckpointReport]]:
+    """Each trial of the real sweep (`tests.swept`) as its checkpoints reached the driver: the
+    rows the store holds, a report per checkpoint."""
+    frame = Store.open(url).measurements_frame(SWEEP)
+    fields = [f.name for f in dataclasses.fields(Measurement)]
+    reports: dict[str, list[CheckpointReport]] = {}
+    for (key, samples), rows in frame.groupby(["trial_key", "samples_seen"], sort=True):
+        measured = tuple(
+            Measurement(*(None if v != v else v for v in row)) for row in rows[fields].itertuples(index=False)
+        )
+        report = CheckpointReport(key, int(samples), TrialStatus.RUNNING, None, 100, "host", "cpu", measured)
+        reports.setdefault(key, []).append(report)
+    return reports
+
+
+def test_each_trial_is_a_run_in_mlflow_and_tensorboard_with_every_checkpoint(swept, swept_folder, tmp_path):
+    """The real sweep's checkpoints handed to the trackers as the driver hands them: one trial
+    run to its end, the other ended as failed after them."""
+    spec = load_spec(swept_folder / "swept.yaml")
+    reports = _real_checkpoints(swept)
+    done, failed = sorted(spec.trials, key=lambda t: t.objective)  # jepa_good, ntp
     targets = [parse_target("mlflow"), parse_target("tensorboard")]
-    tracker = Tracker("s", targets, spec.trials, tmp_path, warnings.append)
-    _run(tracker, done.key, TrialStatus.DONE)
-    _run(tracker, failed.key, TrialStatus.FAILED)
+    warnings: list[str] = []
+    tracker = Tracker(SWEEP, targets, spec.trials, tmp_path, warnings.append)
+    for trial, ending in ((done, TrialStatus.DONE), (failed, TrialStatus.FAILED)):
+        tracker.started(trial.key)
+        for report in reports[trial.key]:
+            last = report is reports[trial.key][-1] and ending is TrialStatus.DONE
+            tracker.checkpoint(dataclasses.replace(report, status=ending if last else report.status))
+        tracker.finished(trial.key, ending, None if ending is TrialStatus.DONE else "ValueError: planted")
     tracker.close()
     assert warnings == []
 
-    runs = _mlflow_runs(f"sqlite:///{tmp_path / 'tracking' / 'mlflow.db'}", "s")
+    runs = _mlflow_runs(f"sqlite:///{tmp_path / 'tracking' / 'mlflow.db'}", SWEEP)
     assert set(runs.index) == {done.key[:12], failed.key[:12]}
     assert runs.loc[done.key[:12], "status"] == "FINISHED" and runs.loc[failed.key[:12], "status"] == "FAILED"
     assert runs.loc[done.key[:12], "params.trial_key"] == done.key
     assert runs.loc[done.key[:12], "params.seed"] == str(done.seed)
     assert runs.loc[done.key[:12], "params.objective"] == "jepa_good"
-    assert (
-        set(runs["tags.orch.sweep"]) == {"s"} and runs.loc[done.key[:12], "tags.trial_name"] == done.key[:12]
-    )
+    assert set(runs["tags.orch.sweep"]) == {SWEEP}
+    assert runs.loc[done.key[:12], "tags.trial_name"] == done.key[:12]
     assert runs.loc[done.key[:12], "metrics.status/done"] == 1.0
-    history = mlflow.MlflowClient().get_metric_history(runs.loc[done.key[:12], "run_id"], "mutual_knn_10")
-    assert [(m.step, m.value) for m in history] == [(s, pytest.approx(0.1 + s / 1e5)) for s in SAMPLES]
+    stored = [
+        (report.samples_seen, row.value)
+        for report in reports[done.key]
+        for row in report.rows
+        if (row.metric, row.reference) == ("mutual_knn@10", "factor_mlp")
+    ]
+    name = "mutual_knn_10/factor_mlp/world-1024"  # two references: each row named by its own
+    import mlflow
+    from tensorboard.backend.event_processing import event_accumulator
 
-    events = tensorboard_events.EventAccumulator(str(tmp_path / "tracking" / "s" / done.key[:12]))
+    history = mlflow.MlflowClient().get_metric_history(runs.loc[done.key[:12], "run_id"], name)
+    assert [(m.step, m.value) for m in history] == [(s, pytest.approx(v)) for s, v in stored] and stored
+    losses = mlflow.MlflowClient().get_metric_history(runs.loc[done.key[:12], "run_id"], "train_loss")
+    assert [m.step for m in losses] == [s for s, _ in stored if s > 0]  # training rows from the first step
+
+    events = event_accumulator.EventAccumulator(str(tmp_path / "tracking" / SWEEP / done.key[:12]))
     events.Reload()
-    scalars = events.Scalars("ray/tune/mutual_knn_10")
-    assert [(e.step, e.value) for e in scalars] == [(s, pytest.approx(0.1 + s / 1e5)) for s in SAMPLES]
-    assert [e.step for e in events.Scalars("ray/tune/se/cka")] == list(SAMPLES)
+    scalars = events.Scalars(f"ray/tune/{name}")
+    assert [(e.step, e.value) for e in scalars] == [(s, pytest.approx(v)) for s, v in stored]
+    assert [e.step for e in events.Scalars(f"ray/tune/se/{name}")] == [s for s, _ in stored]
 
 
 def test_a_backend_that_fails_is_one_warning_line_and_the_others_go_on(tmp_path):
@@ -95,6 +136,25 @@ def test_a_secret_in_a_tracking_uri_never_shows(tmp_path, monkeypatch):
     _run(tracker, ONE.trials[0].key, TrialStatus.DONE)
     assert len(warnings) == 1 and "Planted" not in warnings[0]
     assert warnings[0].startswith("orch: warning: --log mlflow=http://u:***@127.0.0.1:9/ stopped")
+
+
+def test_a_tracking_uri_is_not_left_behind_for_the_next_sweep(tmp_path, monkeypatch):
+    """MLflow writes the tracking URI it is given into the environment; the next sweep of the
+    same process (the closed loop's rounds, a notebook) logs where its own --log says, and the
+    first one's password is not left in the environment."""
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    remote = Tracker(
+        "s", [parse_target("mlflow=http://u:Planted-S3cret@127.0.0.1:9/")], ONE.trials, tmp_path, [].append
+    )
+    _run(remote, ONE.trials[0].key, TrialStatus.DONE)
+    assert "MLFLOW_TRACKING_URI" not in os.environ
+    warnings: list[str] = []
+    local = Tracker("s", [parse_target("mlflow")], ONE.trials, tmp_path, warnings.append)
+    _run(local, ONE.trials[0].key, TrialStatus.DONE)
+    local.close()
+    assert warnings == [] and "MLFLOW_TRACKING_URI" not in os.environ
+    assert len(_mlflow_runs(f"sqlite:///{tmp_path / 'tracking' / 'mlflow.db'}", "s")) == 1
 
 
 @pytest.mark.parametrize(
