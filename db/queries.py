@@ -53,10 +53,11 @@ def measurements(sweep: str | None, metric: str | None) -> Select:
 
 
 def measured(sweep: str) -> Select:
-    """The distinct (metric, reference) pairs a sweep's trials measured."""
+    """The distinct (metric, reference) pairs a sweep's trials scored; its training rows (loss,
+    tokens and positions per sample: no reference) are no score to fit or claim."""
     m, st = schema.measurements, schema.sweep_trials
     query = select(m.c.metric, m.c.reference).join(st, st.c.trial_key == m.c.trial_key)
-    return query.where(st.c.sweep == sweep).distinct()
+    return query.where(st.c.sweep == sweep, m.c.metric.notin_(schema.TRAINING_ROWS)).distinct()
 
 
 def finished_training(objectives: Sequence[str]) -> Select:

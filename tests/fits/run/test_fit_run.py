@@ -38,7 +38,8 @@ def test_a_fit_run_writes_its_rows_and_its_report(tmp_path):
 
 def test_a_metric_without_measurements_is_a_fit_error(tmp_path):
     store = simulated_store(f"sqlite:///{tmp_path / 'o.db'}")
-    with pytest.raises(FitError, match=r"--metric 'cka' was not measured in sim \(measured: mutual_knn@10\)"):
+    measured = r"\(measured: mutual_knn@10, mutual_knn@10/layer0, mutual_knn@10/layer1\)"  # no training row
+    with pytest.raises(FitError, match=rf"--metric 'cka' was not measured in sim {measured}"):
         run_fit(store, "sim", FitOptions(metric="cka"), SIM_DESIGN)
 
 

@@ -132,7 +132,10 @@ def test_a_claim_the_sweep_cannot_speak_to_is_inconclusive_and_the_others_are_ju
     why = {claim_id: " ".join(v["reasons"]) for claim_id, v in verdicts.items() if claim_id != "gap_42x"}
     assert all(verdicts[claim_id]["verdict"] == "inconclusive" for claim_id in why)
     assert "at 900M is more than 4x past every size measured" in why["far"]
-    assert "not measured: metric cka (measured: mutual_knn@10)" in why["on_cka"]
+    assert (
+        "not measured: metric cka (measured: mutual_knn@10, mutual_knn@10/layer0, mutual_knn@10/layer1)"
+        in why["on_cka"]
+    )
     assert "not measured: objective jepa_bad" in why["bad"]
     assert "not measured: model 33M of jepa_good (measured: base)" in why["good_base"]
     assert "not measured: reference dinp of jepa_good (did you mean dino?) (measured: dino)" in why["typo"]

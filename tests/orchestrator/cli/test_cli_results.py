@@ -29,7 +29,11 @@ def store(tmp_path_factory) -> str:
             "--gap 'jepa_good-ntp': write A:B, two objectives of the sweep (jepa_good, ntp)",
         ),
         (["--metric", "CKA"], "is not a metric (one of mutual_knn@10, cycle_knn@10"),
-        (["--metric", "cka"], "--metric 'cka' was not measured in sim (measured: mutual_knn@10)"),
+        (
+            ["--metric", "cka"],
+            "--metric 'cka' was not measured in sim (measured: mutual_knn@10, mutual_knn@10/layer0, "
+            "mutual_knn@10/layer1)",
+        ),
         (
             ["--reference", "dinoo"],
             "--reference 'dinoo' was not measured in sim (did you mean dino?) (measured: dino)",
@@ -69,18 +73,27 @@ def test_report_writes_a_page_and_prints_its_path(store, tmp_path):
     assert "<h2>Claims" in page.read_text()
 
 
-@pytest.mark.parametrize("kind", ["csv", "parquet"])
-def test_export_holds_what_the_fit_printed_and_reads_back_with_pandas(tmp_path, kind):
-    url = f"sqlite:///{tmp_path / 'o.db'}"
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory) -> tuple[str, list[dict]]:
+    """A planted store fitted twice (its URL, and what each fit printed): a gap with its ratio,
+    then one at a level ntp never reaches (a bound, no ratio)."""
+    folder = tmp_path_factory.mktemp("fitted")
+    url = f"sqlite:///{folder / 'o.db'}"
     simulated_store(url).close()
-    runs = [  # a gap with its ratio; then one at a level ntp never reaches: a bound, no ratio
+    runs = [
         ("--gap", "jepa_good:ntp", "--predict", "900M"),
         ("--gap", "jepa_good:ntp", "--at-alignment", "0.19"),
     ]
     printed = [
-        json.loads(orch("--store", url, "fit", *args, "--out", str(tmp_path / "r"), "--json").stdout)
+        json.loads(orch("--store", url, "fit", *args, "--out", str(folder / "r"), "--json").stdout)
         for args in runs
     ]
+    return url, printed
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_export_holds_what_the_fit_printed_and_reads_back_with_pandas(fitted, tmp_path, kind):
+    url, printed = fitted
     result = orch("export", "sim", "--store", url, "--format", kind, "--out", str(tmp_path / "x"))
     assert result.returncode == 0, result.stderr
     read = pd.read_csv if kind == "csv" else pd.read_parquet
