@@ -31,6 +31,7 @@ __all__ = ["calibration_figure", "figures", "gap_figure", "residual_figure", "sc
 
 COLOURS = {"jepa_good": "tab:blue", "jepa_bad": "tab:orange", "ntp": "tab:green"}
 MARKERS = ("o", "s", "^", "v", "D", "P")
+DPI = 120
 Z_EDGE = 5.0  # calibration cells past |z| = 5 are drawn at the edge and counted
 plt.rcParams["svg.hashsalt"] = "orch"  # stable ids inside the SVGs
 
@@ -40,9 +41,13 @@ def _colour(objective: str) -> str:
 
 
 def _save(figure: plt.Figure, out: Path, stem: str) -> list[Path]:
+    """The figure as PNG and SVG, cropped to what it draws: the crop is measured once (each
+    `bbox_inches="tight"` draws the whole figure again to find it)."""
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
+    figure.set_dpi(DPI)
+    crop = figure.get_tightbbox(figure.canvas.get_renderer()).padded(plt.rcParams["savefig.pad_inches"])
     for path in paths:
-        figure.savefig(path, dpi=120, bbox_inches="tight")
+        figure.savefig(path, dpi=DPI, bbox_inches=crop)
     plt.close(figure)
     return paths
 
