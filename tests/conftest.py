@@ -1,8 +1,10 @@
 """Shared fixtures: a fresh store per test, on SQLite and (where a URL is set) on Postgres."""
 
 import os
+import threading
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -99,6 +101,53 @@ def finished_sweep(ray_cluster, tmp_path_factory):
     )
     assert outcome.counts == {"done": 4}, outcome.summary()
     return folder
+
+
+DEFAULT_PHASE = "not slow and not processes"  # pyproject's addopts: the README's test command
+SWEPT_BUILD = pytest.StashKey[threading.Thread]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The README's test command starts building the real sweep's store (`tests.swept`) as the
+    session starts, in a thread of the controller, beside the workers' first tests; the tests that
+    read it run last. A run of chosen tests builds it when one asks (`swept_folder`)."""
+    config = session.config
+    whole = config.args_source is pytest.Config.ArgsSource.TESTPATHS and not config.option.collectonly
+    if whole and config.option.markexpr == DEFAULT_PHASE and not os.environ.get("PYTEST_XDIST_WORKER"):
+        from tests.swept import build_swept
+
+        base = config._tmp_path_factory.getbasetemp()  # the workers' base folders lie in it
+        config.stash[SWEPT_BUILD] = threading.Thread(target=build_swept, args=(base,), daemon=True)
+        config.stash[SWEPT_BUILD].start()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if SWEPT_BUILD in session.config.stash:
+        session.config.stash[SWEPT_BUILD].join()  # never leave the sweep running past the session
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that read the real sweep's store last (in order otherwise): its build has ended
+    by then."""
+    items.sort(key=lambda item: "swept_folder" in getattr(item, "fixturenames", ()))
+
+
+@pytest.fixture(scope="session")
+def swept_folder(tmp_path_factory) -> Path:
+    """The real 2-trial world sweep's folder (`tests.swept`): its sweep file and finished store,
+    built once for the whole test run (workers share the controller's base folder)."""
+    from tests.swept import build_swept
+
+    base = tmp_path_factory.getbasetemp()  # under xdist each worker's; their parent is the run's
+    return build_swept(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+
+
+@pytest.fixture
+def swept(swept_folder, tmp_path) -> str:
+    """A copy of the real sweep's store in the test's own folder: its URL."""
+    from tests.swept import copy_swept
+
+    return copy_swept(swept_folder, tmp_path)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import yaml
 
-from db import Store, TrialStatus
+from db import TRAINING_ROWS, Store, TrialStatus
 from fits.curve.laws import saturating
 from fits.curve.settings import SweepDesign
 from orchestrator.sweepfile import parse_spec
@@ -22,7 +22,9 @@ def simulated_store(
     url: str, ntp_sizes: int | None = None, sizes=SIZES, seeds: int = 3, claims: list | None = None
 ) -> Store:
     """A sweep's store as `orch sweep` leaves it, from known laws with seed noise: every size
-    but the last fitted, the last held out; `claims`: the sweep file states these inline."""
+    but the last fitted, the last held out; `claims`: the sweep file states these inline. Beside
+    each score, the rows a real trial writes there too (`_beside`), so the store holds every row
+    kind a sweep's does (`tests/test_stores.py` holds it to a real sweep's)."""
     rng = np.random.default_rng(0)
     store = Store.open(url)
     laws = {"jepa_good": (0.2, 0.05, 0.4), "ntp": (0.2, 0.05 * PLANTED_GAP**0.4, 0.4)}
@@ -46,9 +48,23 @@ def simulated_store(
                     row |= {"step": samples // 256, "flops": 6e8 * samples, "wall_s": 1.0}
                     row |= {"chance": CHANCE, "null_mean": 0.01, "null_p95": NULL_P95}
                     measurements.append(measurement(key, samples, **row))
+                    measurements += _beside(key, samples, row)
     store.record_sweep("sim", yaml.safe_dump(raw), "h", "sim.yaml", rows)
     for row in rows:
         store.set_status(row.key, TrialStatus.RUNNING)
         store.set_status(row.key, TrialStatus.DONE)
     store.write_measurements(measurements)
     return store
+
+
+def _beside(key: str, samples: int, score: dict) -> list:
+    """What a trial writes beside a checkpoint's score: the score per layer, and after S=0 its
+    training rows (loss, tokens and positions per sample: no reference, eval set "train")."""
+    layers = [measurement(key, samples, **(score | {"metric": f"mutual_knn@10/layer{i}"})) for i in range(2)]
+    if samples == 0:
+        return layers
+    training = {"reference": "", "eval_set": "train", "step": samples // 256, "flops": 6e8 * samples}
+    return layers + [
+        measurement(key, samples, metric=name, value=value, **training)
+        for name, value in zip(TRAINING_ROWS, (2.5, 30.0, 40.0), strict=True)
+    ]

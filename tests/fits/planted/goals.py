@@ -35,7 +35,7 @@ REPLICATES = {
     "forecast_coverage": (1600, 40),
     "planted_gap": (400, 24),
     "huber": (100, 10),
-    "joint_law": (400, 40),
+    "joint_law": (1600, 40),
     "verdict_rates": (300, 8),
     "sparse_verdicts": (300, 8),
     "orch_next": (60, 4),

@@ -1,5 +1,5 @@
 """`orch import`: runs orch did not train, checked row by row, recorded once, fitted and judged
-like a sweep's; `orch export` output imports back to the same fits."""
+like a sweep's; `orch export` of a real sweep imports back to the same rows and fits."""
 
 import json
 
@@ -7,13 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from db import TRAIN_LOSS, Store
+from db import TRAINING_ROWS, Store
 from fits.curve.laws import saturating
 from orchestrator.imports import COLUMNS
 from orchestrator.sweepfile.claims import load_claims
 from tests.cli import ROOT, one_error_line, orch
-from tests.rows import import_row, measurement
+from tests.rows import import_row
 from tests.stores import simulated_store
+from tests.swept import SWEEP
 
 PAPER_SIZES = ["145K", "506K", "1.77M", "6.18M", "21.6M", "75M", "260M", "900M"]
 NUMBERS = [145e3, 506e3, 1.77e6, 6.18e6, 21.6e6, 75e6, 260e6, 900e6]
@@ -66,28 +67,43 @@ def test_the_preprints_claims_on_imported_planted_curves_get_a_verdict_each(tmp_
     assert all(f"<td>{claim}</td>" in page for claim in on_the_fitted_metric)
 
 
-def test_an_exported_sweep_imports_back_to_the_same_measurements_and_fits(tmp_path):
-    url = f"sqlite:///{tmp_path / 'o.db'}"
-    store = simulated_store(url)
-    trial = store.trials_frame("sim").key.iloc[0]
-    loss = {"metric": TRAIN_LOSS, "reference": "", "eval_set": "train", "value": 5.5, "se": None}
-    store.write_measurements(
-        [measurement(trial, 64_000, **loss)]
-    )  # a trial's training loss, as sweeps log it
-    store.close()
-    assert orch("--store", url, "export", "--out", str(tmp_path / "x")).returncode == 0
-    csv = str(tmp_path / "x" / "measurements.csv")
-    imported = orch("--store", url, "import", csv, "--sweep", "again")
+# what names where a row lives, not what was measured: an import keys its trials by its own
+# sweep, made them now, on no host
+WHERE = ["key", "trial_key", "sweep", "config", "host", "device", "created", "started", "finished", "updated"]
+TRIAL = ["objective", "model", "data_size", "seed"]
+CELL = ["samples_seen", "metric", "reference", "eval_set"]
+
+
+def test_a_real_sweeps_export_imports_back_with_every_row_equal(swept, tmp_path):
+    """`orch export` of a real 2-trial sweep, imported into a new store and exported again: every
+    measurement and every trial the same, row for row and column for column but where each lives,
+    for every row kind a trial writes (a kind that did not round-trip would be missing or
+    changed here)."""
+    again = f"sqlite:///{tmp_path / 'again.db'}"
+    assert orch("--store", swept, "export", SWEEP, "--out", str(tmp_path / "x")).returncode == 0
+    imported = orch("--store", again, "import", str(tmp_path / "x" / "measurements.csv"), "--sweep", "again")
     assert imported.returncode == 0, imported.stderr
-    assert orch("--store", url, "export", "again", "--out", str(tmp_path / "y")).returncode == 0
-    cell = ["objective", "model", "data_size", "seed", "samples_seen", "metric", "reference", "eval_set"]
-    numbers = ["value", "step", "flops", "wall_s", "se", "null_mean", "null_p95", "chance"]
-    before, after = (
-        pd.read_csv(tmp_path / folder / "measurements.csv").sort_values(cell).reset_index(drop=True)
-        for folder in ("x", "y")
-    )
-    assert (before.metric == TRAIN_LOSS).sum() == 1
-    pd.testing.assert_frame_equal(before[cell + numbers], after[cell + numbers])
+    assert orch("--store", again, "export", "again", "--out", str(tmp_path / "y")).returncode == 0
+    for table, order in (("measurements", [*TRIAL, *CELL]), ("trials", TRIAL)):
+        before, after = (
+            pd.read_csv(tmp_path / f / f"{table}.csv", keep_default_na=False) for f in ("x", "y")
+        )
+        kept = [c for c in before.columns if c not in WHERE]
+        assert list(after.columns) == list(before.columns) and len(before) > 0
+        ordered = [frame[kept].sort_values(order).reset_index(drop=True) for frame in (before, after)]
+        pd.testing.assert_frame_equal(*ordered)
+    metrics = set(pd.read_csv(tmp_path / "y" / "measurements.csv").metric)
+    assert {"mutual_knn@10", "mutual_knn@10/layer0", *TRAINING_ROWS} <= metrics
+
+
+def test_an_exported_planted_sweep_imports_back_to_the_same_fits(tmp_path):
+    """The same round trip on a planted sweep with laws to fit (its row kinds are a real sweep's:
+    `tests/test_stores.py`): the import reads the same design, so the same fits."""
+    url = f"sqlite:///{tmp_path / 'o.db'}"
+    simulated_store(url).close()
+    assert orch("--store", url, "export", "--out", str(tmp_path / "x")).returncode == 0
+    imported = orch("--store", url, "import", str(tmp_path / "x" / "measurements.csv"), "--sweep", "again")
+    assert imported.returncode == 0, imported.stderr
     fits = {}
     for sweep in ("sim", "again"):
         result = orch("--store", url, "fit", sweep, "--json", "--out", str(tmp_path / "r"))
@@ -95,7 +111,7 @@ def test_an_exported_sweep_imports_back_to_the_same_measurements_and_fits(tmp_pa
             (f["objective"], f["law"]): f["laws"][f["law"]]["params"]
             for f in json.loads(result.stdout)["fits"]
         }
-    assert fits["sim"].keys() == fits["again"].keys()
+    assert fits["sim"].keys() == fits["again"].keys() and fits["sim"]
     for key, params in fits["sim"].items():
         assert fits["again"][key] == pytest.approx(params, rel=1e-6)
 

@@ -37,17 +37,17 @@ def test_next_plans_the_open_claim_and_writes_its_picks_as_a_sweep_file(store, t
     added = [t for t in spec.trials if (t.objective, t.data_size, t.seed) not in grid]
     picked = sorted((p["objective"], p["data_size"]) for p in plan["picks"] for _ in range(p["seeds"]))
     assert sorted((t.objective, t.data_size) for t in added) == picked
-    again = json.loads(orch("--store", store, "next", "--json", "--runs", "4").stdout)["plans"][0]
-    assert again["picks"] == plan["picks"]
-    both = json.loads(orch("--store", store, "next", "--json", "--budget", "2e15", "--runs", "2").stdout)
-    picks = both["plans"][0]["picks"]
-    assert picks and sum(p["seeds"] for p in picks) <= 2 and sum(p["flops"] for p in picks) <= 2e15
-    text = orch("--store", store, "next", "--budget", "1e16")
+    again = tmp_path / "again.yaml"  # the same call again, as text: the same picks written
+    text = orch("--store", store, "next", "--runs", "4", "--write", str(again))
     assert text.returncode == 0, text.stderr
+    assert again.read_text() == more.read_text()
     assert (
         "claim gap_tight (gap): inconclusive" in text.stdout
         and "picks, each given the ones before it" in text.stdout
     )
+    both = json.loads(orch("--store", store, "next", "--json", "--budget", "2e15", "--runs", "2").stdout)
+    picks = both["plans"][0]["picks"]
+    assert picks and sum(p["seeds"] for p in picks) <= 2 and sum(p["flops"] for p in picks) <= 2e15
 
 
 def test_a_budget_too_small_is_the_only_line_though_a_claim_is_not_planned(tmp_path):
