@@ -36,8 +36,8 @@ REPLICATES = {
     "planted_gap": (400, 24),
     "huber": (100, 10),
     "joint_law": (1600, 40),
-    "verdict_rates": (300, 8),
-    "sparse_verdicts": (300, 8),
+    "verdict_rates": (200, 8),
+    "sparse_verdicts": (200, 8),
     "orch_next": (60, 4),
 }
 SIMPLE_DESIGNS = ("uniform grid", "random", "cheapest first")  # what orch next is held against

@@ -1,7 +1,8 @@
 """Verdicts on planted truths (`fits.planted.calibration`): a true claim supported, a false one
 contradicted, an underpowered design seldom wrong. The quick check runs in every suite; the
-slow one is the goal at 300 replicates (`tests.fits.goals`), what `bench/fitting.py --only
-verdicts` prints."""
+slow ones are the goals at 200 replicates (`tests.fits.planted.goals`: each rate's Clopper-Pearson
+bound clears its goal by 2.7 SE at the least there), what `bench/fitting.py --only verdicts`
+prints at 300."""
 
 import pytest
 
@@ -20,7 +21,7 @@ def test_planted_claims_get_their_verdicts_in_a_quick_check():
 
 
 @pytest.mark.slow
-def test_verdict_rates_meet_their_goals_over_300_replicates(request):
+def test_verdict_rates_meet_their_goals_on_their_bounds(request):
     scale = Scale.of(request.config)
     rates = verdict_rates(scale.replicates("verdict_rates"), seed=0, workers=2)
     scale.check("verdict_rates", {"replicates": rates.replicates, "counts": rates.counts})
@@ -36,7 +37,7 @@ def test_one_seed_at_one_or_two_sizes_is_never_decided_and_every_design_is_judge
 
 
 @pytest.mark.slow
-def test_sparse_verdicts_are_seldom_wrong_over_300_replicates(request):
+def test_sparse_verdicts_are_seldom_wrong_on_their_bounds(request):
     scale = Scale.of(request.config)
     rates = sparse_rates(scale.replicates("sparse_verdicts"), seed=0, workers=2)
     scale.check("sparse_verdicts", {"replicates": rates.replicates, "counts": rates.counts})
