@@ -33,13 +33,23 @@ ALLOWED: dict[str, set[str]] = {
     "foundation": set(),  # FOUNDATION: the root error, sizes, the version; every room may import it
     "db": {"foundation"},
     "orchestrator.errors": {"foundation"},
-    "orchestrator.interrupts": set(),  # SIGTERM as Ctrl-C, and signals held back over a commit
+    "orchestrator.interrupts": set(),
+    "orchestrator.outputs": {
+        "orchestrator.errors"
+    },  # never over an input, nor a file not orch's  # SIGTERM as Ctrl-C, and signals held back over a commit
     # claims are read with sweeps; a recorded sweep file is read into the design fits need
-    "orchestrator.sweepfile": {"orchestrator.errors", "fits.claims", "fits.curve", "foundation"},
+    "orchestrator.sweepfile": {
+        "orchestrator.errors",
+        "orchestrator.outputs",  # the mark of a sweep file orch next wrote
+        "fits.claims",
+        "fits.curve",
+        "foundation",
+    },
     "orchestrator.data": {
         "orchestrator.sweepfile",
         "orchestrator.errors",
         "orchestrator.extraction",  # a reference's sidecar says which rows it holds
+        "orchestrator.outputs",
         "foundation",
     },
     "orchestrator.alignment": {"orchestrator.sweepfile", "foundation"},
@@ -66,7 +76,11 @@ ALLOWED: dict[str, set[str]] = {
         "orchestrator.errors",
         "foundation",
     },
-    "orchestrator.extraction": {"orchestrator.errors", "foundation"},  # pretrained models' features
+    "orchestrator.extraction": {
+        "orchestrator.errors",
+        "orchestrator.outputs",
+        "foundation",
+    },  # pretrained models' features
     "orchestrator.measured": {  # those features scored as a trial's checkpoint is
         "orchestrator.extraction",
         "orchestrator.features",

@@ -118,7 +118,7 @@ def _run(side: str, given: dict[str, Any]) -> None:
     from orchestrator.extraction.output import check_out, write_features
 
     out = Path(given["out"])
-    check_out(out)
+    check_out(out, Path(given["data"]))
     if given["max_memory"] and not given["device_map"]:
         raise InputError("--max-memory caps what --device-map auto may place on a GPU: give both")
     folder = check_model_folder(given["model"])

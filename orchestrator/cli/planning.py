@@ -23,6 +23,7 @@ from orchestrator.cli.common import (
     open_sweep,
     say,
     store_option,
+    store_url,
     throughput_options,
 )
 from orchestrator.cli.group import cli
@@ -109,6 +110,7 @@ def next_runs(
     from orchestrator.run.plan import Throughput
 
     claims_file, sweep_name = claims_and_sweep(targets, "next")
+    _check_write(write_to, [store_url(ctx), claims_file, template])  # --write may name the store
     store, sweep_name = open_sweep(ctx, sweep_name)
     design, stated = sweep_design(store, sweep_name, DEFAULT_METRIC, claims_file)
     _check_ids(claim_ids, stated)
@@ -129,8 +131,7 @@ def next_runs(
         return
     plans = _plans(candidates, budget, 4 if budget is None and runs is None else runs, seed)
     if write_to is not None:
-        picked = [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))]
-        _write(write_to, store, sweep_name, picked, spec if template is not None else None)
+        _write(write_to, store, sweep_name, plans, spec if template is not None else None)
     free = _releases(chosen, _released_refit(store, sweep_name, design, stated))
     if as_json:
         plans_json = [plan_json(run, plan, costs) for run, plan in plans]
@@ -150,6 +151,26 @@ def _trainable(spec: Any, sweep_name: str, write_to: str | None) -> Any:
             "give --template SWEEP.yaml (its data, recipe and resources) with --write"
         )
     return spec
+
+
+def _check_write(path: str | None, inputs: list[str | None]) -> None:
+    """--write names neither the store, the claims file nor the template, nor a file orch did
+    not write, nor a place its partial file cannot go: said before the store is opened."""
+    from orchestrator.outputs import check_outputs, sqlite_file
+
+    if path is None:
+        return
+    target, (url, *files) = Path(path), inputs
+    check_outputs("--write", [target], [sqlite_file(url), *(Path(f) for f in files if f)])
+    partial = _partial(target)
+    if not target.parent.is_dir():
+        raise InputError(f"--write {path}: no folder {target.parent} (make it first)")
+    if partial.exists() and not partial.is_file():
+        raise InputError(f"--write {path}: {partial} (its partial file) is there and is not a file; move it")
+
+
+def _partial(target: Path) -> Path:
+    return target.with_name(f".{target.name}.partial")
 
 
 def _candidates(chosen: list[tuple[Any, list]], sizes: Any, corpus: int | None, costs: Costs) -> list:
@@ -272,21 +293,24 @@ def _check_ids(claim_ids: tuple[str, ...], claims: Any) -> None:
             )
 
 
-def _write(path: str, store: Any, sweep_name: str, picks: list[Any], template: Any) -> None:
-    """The recorded sweep file with the picks in its `include:`, or the template running the picks
-    alone (`template`: its Spec; `orchestrator.sweepfile.rewrite`), written whole or not at all."""
+def _write(path: str, store: Any, sweep_name: str, plans: list[Any], template: Any) -> None:
+    """The recorded sweep file with the plans' picks in its `include:`, or the template running
+    the picks alone (`template`: its Spec; `orchestrator.sweepfile.rewrite`), written whole or not
+    at all."""
     from orchestrator.sweepfile.rewrite import runs_only, with_runs
 
+    picks = [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))]
     if template is not None:
         text = runs_only(f"{sweep_name}_next", template.text, template.source, picks)
     else:
         row = store.find_sweep(sweep_name)
         text = with_runs(sweep_name, row.spec_text, row.source, picks)
     target = Path(path)
-    partial = target.with_name(f".{target.name}.partial")
+    partial = _partial(target)
     try:
         partial.write_text(text)
         partial.replace(target)
     except OSError as error:
-        partial.unlink(missing_ok=True)
+        if partial.is_file():
+            partial.unlink()
         raise InputError(f"--write {path}: {error.strerror}; choose a writable path") from None

@@ -12,21 +12,19 @@ from orchestrator.data.matrices import DataError
 from orchestrator.data.shards import read_rows
 from orchestrator.extraction.output import installed_version
 from orchestrator.extraction.output import publish as write_both
+from orchestrator.outputs import check_outputs
 
 __all__ = ["Overlap", "check_out", "describe_inputs", "normalised", "publish", "staged_path"]
 
 
-def check_out(out: Path) -> None:
-    """Refused before a row is read: a name that is not .parquet, or a folder that is not there."""
+def check_out(out: Path, inputs: Iterable[Path | None]) -> None:
+    """Refused before a row is read: a name that is not .parquet, a folder that is not there, or
+    the file or its sidecar where an input is or a file orch did not write (`orchestrator.outputs`)."""
     if out.suffix != ".parquet":
         raise DataError(f"--out {out}: must end in .parquet (the sidecar goes beside it, as .json)")
     if not out.parent.is_dir():
         raise DataError(f"--out {out}: no folder {out.parent} (make it first)")
-    for target in (out, out.with_suffix(".json")):
-        if target.exists() and not target.is_file():
-            raise DataError(
-                f"--out {out}: {target} is there and is not a file (move it, or give another --out)"
-            )
+    check_outputs("--out", [out, out.with_suffix(".json")], inputs)
 
 
 def staged_path(out: Path) -> Path:

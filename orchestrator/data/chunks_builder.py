@@ -47,7 +47,7 @@ def build_chunks(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    check_out(out)
+    check_out(out, [*inputs, eval_texts])
     if rule not in RULES:
         raise DataError(f"--rule {rule}: not a chunking rule (one of {', '.join(RULES)})")
     if words < 1:

@@ -54,7 +54,7 @@ def build_pairs(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    check_out(out)
+    check_out(out, [*inputs, eval_texts])
     if rule not in RULES:
         raise DataError(f"--rule {rule}: not a pairing rule (one of {', '.join(RULES)})")
     overlap = Overlap(eval_texts) if eval_texts is not None else None

@@ -13,6 +13,7 @@ import numpy as np
 from orchestrator.errors import InputError
 from orchestrator.extraction.manifest import Item
 from orchestrator.extraction.options import Extraction, Options
+from orchestrator.outputs import check_outputs
 
 __all__ = [
     "FORMAT",
@@ -32,18 +33,15 @@ def sidecar_path(features: Path) -> Path:
     return features.with_suffix(".json")
 
 
-def check_out(out: Path) -> None:
+def check_out(out: Path, items: Path) -> None:
     """Refused before any model is loaded: a name that is not .npz, a folder that is not there,
-    or something not a file where either of the two files goes (one would land without the other)."""
+    or either of the two files where the items file is or a file orch did not write
+    (`orchestrator.outputs`)."""
     if out.suffix != ".npz":
         raise InputError(f"--out {out}: must end in .npz (one matrix per layer; the sidecar goes beside it)")
     if not out.parent.is_dir():
         raise InputError(f"--out {out}: no folder {out.parent} (make it first)")
-    for target in (out, sidecar_path(out)):
-        if target.exists() and not target.is_file():
-            raise InputError(
-                f"--out {out}: {target} is there and is not a file (move it, or give another --out)"
-            )
+    check_outputs("--out", [out, sidecar_path(out)], [items])
 
 
 def write_features(

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import yaml
 
 from orchestrator.errors import InputError
+from orchestrator.outputs import NEXT_HEADER
 from orchestrator.sweepfile.imported import imported_design
 from orchestrator.sweepfile.load import parse_spec
 
@@ -54,7 +55,7 @@ def with_include(name: str, text: str, source: str, entries: list[dict[str, Any]
     raw = _trainable(name, text)
     raw["include"] = [*(raw.get("include") or []), *entries]
     _absolute_paths(raw, Path(source).resolve().parent)
-    header = f"# orch next: {name} with the picked runs in include (orch sweep skips what is done)\n"
+    header = f"{NEXT_HEADER} {name} with the picked runs in include (orch sweep skips what is done)\n"
     return header + yaml.safe_dump(raw, sort_keys=False)
 
 
@@ -97,7 +98,7 @@ def runs_only(name: str, text: str, source: str, runs: list[Run]) -> str:
     _absolute_paths(raw, base)
     parse_spec(raw, source, read_claims=False, base_dir=base)
     header = (
-        f"# orch next: the picked runs on {Path(source).name}'s data, recipe and resources. To judge\n"
+        f"{NEXT_HEADER} the picked runs on {Path(source).name}'s data, recipe and resources. To judge\n"
         f"# them with the runs they complete: orch sweep THIS.yaml; orch export {name} --out x;\n"
         "# orch import x/measurements.csv --sweep THE_IMPORTED_SWEEP\n"
     )

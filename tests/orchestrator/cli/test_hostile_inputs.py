@@ -6,6 +6,7 @@ Each case writes its files into a folder of its own and returns the command's ar
 table is the count the faults issue asks for (the sweep-file table in test_spec is on top)."""
 
 import io
+import json
 import sqlite3
 import subprocess
 import zipfile
@@ -491,6 +492,93 @@ def next_with_a_negative_seed(folder):
 @case("Invalid value for '--connect-timeout': 'nan' is not a finite number")
 def sweep_connect_timeout_nan(folder):
     return [*files_sweep(folder), "--connect-timeout", "nan"]
+
+
+# --- output paths: never an input of the command, never a file orch did not write -----------
+
+
+def coco_captions(folder: Path, name: str = "captions.json") -> Path:
+    annotations = [{"image_id": i // 2, "id": i, "caption": f"caption {i}"} for i in range(8)]
+    (folder / name).write_text(json.dumps({"images": [], "annotations": annotations}))
+    return folder / name
+
+
+@case("--out captions.parquet: its sidecar captions.json is the input captions.json")
+def data_pairs_sidecar_over_its_coco_input(folder):
+    coco_captions(folder)
+    return ["data", "pairs", "captions.json", "--out", "captions.parquet"]
+
+
+@case("--out rows.parquet: rows.parquet is the input rows.parquet")
+def data_pairs_out_is_its_input(folder):
+    pq.write_table(
+        pa.Table.from_pylist([{"image_id": 1, "caption": "a"}, {"image_id": 1, "caption": "b"}]),
+        folder / "rows.parquet",
+    )
+    return ["data", "pairs", "rows.parquet", "--out", "rows.parquet"]
+
+
+@case("--out docs.parquet: its sidecar docs.json is the input docs.json")
+def data_chunks_sidecar_over_its_json_corpus(folder):
+    write_jsonl(folder / "docs.json", [{"text": "one two three four"}])
+    return ["data", "chunks", "docs.json", "--out", "docs.parquet"]
+
+
+@case("--out pairs.parquet: its sidecar pairs.json is the input pairs.json")
+def data_pairs_sidecar_over_its_eval_texts(folder):
+    coco_captions(folder)
+    write_jsonl(folder / "pairs.json", [{"text": "caption 1"}])
+    return ["data", "pairs", "captions.json", "--eval-texts", "pairs.json", "--out", "pairs.parquet"]
+
+
+@case("--out pairs.parquet: its sidecar pairs.json is there and orch did not write it")
+def data_pairs_sidecar_over_a_file_orch_did_not_write(folder):
+    coco_captions(folder)
+    (folder / "pairs.json").write_text('{"my": "notes"}')
+    return ["data", "pairs", "captions.json", "--out", "pairs.parquet"]
+
+
+@case("--out link.parquet: link.parquet is the input captions.parquet")
+def data_pairs_out_a_link_to_its_input(folder):
+    pq.write_table(
+        pa.Table.from_pylist([{"image_id": 1, "caption": "a"}, {"image_id": 1, "caption": "b"}]),
+        folder / "captions.parquet",
+    )
+    (folder / "link.parquet").symlink_to("captions.parquet")
+    return ["data", "pairs", "captions.parquet", "--out", "link.parquet"]
+
+
+def next_of(folder: Path) -> list[str]:
+    return [*fit(folder)[:2], "next"]
+
+
+@case("--write orch.db: orch.db is the input")
+def next_write_over_the_store(folder):
+    return [*next_of(folder), "--write", "orch.db"]
+
+
+@case("--write claims.yaml: claims.yaml is the input")
+def next_write_over_its_claims_file(folder):
+    (folder / "claims.yaml").write_text("claims: []\n")
+    return [*next_of(folder), "claims.yaml", "sim", "--write", "claims.yaml"]
+
+
+@case("--write template.yaml: template.yaml is the input")
+def next_write_over_its_template(folder):
+    (folder / "template.yaml").write_text("name: t\n")
+    return [*next_of(folder), "--template", "template.yaml", "--write", "template.yaml"]
+
+
+@case("--write sweep.yaml: sweep.yaml is there and orch did not write it")
+def next_write_over_a_sweep_file_orch_did_not_write(folder):
+    (folder / "sweep.yaml").write_text("name: mine\n")
+    return [*next_of(folder), "--write", "sweep.yaml"]
+
+
+@case("--write more.yaml: .more.yaml.partial (its partial file) is there and is not a file")
+def next_write_where_its_partial_file_is_a_folder(folder):
+    (folder / ".more.yaml.partial").mkdir()
+    return [*next_of(folder), "--write", "more.yaml"]
 
 
 # --- files that would make a reader work without bound ----------------------------------------

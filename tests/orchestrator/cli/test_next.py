@@ -37,10 +37,10 @@ def test_next_plans_the_open_claim_and_writes_its_picks_as_a_sweep_file(store, t
     added = [t for t in spec.trials if (t.objective, t.data_size, t.seed) not in grid]
     picked = sorted((p["objective"], p["data_size"]) for p in plan["picks"] for _ in range(p["seeds"]))
     assert sorted((t.objective, t.data_size) for t in added) == picked
-    again = tmp_path / "again.yaml"  # the same call again, as text: the same picks written
-    text = orch("--store", store, "next", "--runs", "4", "--write", str(again))
+    first = more.read_text()  # the same call again, as text, over the file it wrote: the same picks
+    text = orch("--store", store, "next", "--runs", "4", "--write", str(more))
     assert text.returncode == 0, text.stderr
-    assert again.read_text() == more.read_text()
+    assert more.read_text() == first
     assert (
         "claim gap_tight (gap): inconclusive" in text.stdout
         and "picks, each given the ones before it" in text.stdout

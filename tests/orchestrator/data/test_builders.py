@@ -64,6 +64,7 @@ def test_every_input_format_gives_the_same_pairs_and_the_sidecar_records_how(tmp
     assert sidecar["counts"] == {"captions": 7, "images": 2, "pairs": 3, "single": 0, "unused": 1}
     assert list(iter_pairs([tmp_path / "pairs.parquet"]))  # what a files source reads
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no part left behind
+    assert build(tmp_path, str(source)) == sidecar  # run again: what orch wrote there is replaced
 
 
 def test_every_pair_and_one_drawn_pair_and_the_overlap_with_the_eval_texts(tmp_path):

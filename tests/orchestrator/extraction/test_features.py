@@ -245,6 +245,17 @@ def test_a_folder_where_the_sidecar_goes_is_refused_before_either_file_is_writte
     assert sorted(p.name for p in tmp_path.iterdir()) == ["text.json"]
 
 
+def test_a_sidecar_over_the_manifest_it_reads_is_refused_and_the_manifest_kept(folder, tmp_path):
+    manifest = tmp_path / "eval.json"
+    manifest.write_bytes((folder / "manifest.jsonl").read_bytes())
+    args = ["--model", str(folder / "text_gpt2"), "--data", "eval.json"]
+    refused = orch("features", "text", *args, "--out", "eval.npz", cwd=tmp_path)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "its sidecar eval.json is the input eval.json" in refused.stderr
+    assert manifest.read_bytes() == (folder / "manifest.jsonl").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eval.json"]
+
+
 def test_the_commands_write_features_a_sidecar_and_score_them(folder, tmp_path):
     text = orch(
         "features",
