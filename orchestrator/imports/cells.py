@@ -124,7 +124,7 @@ def _numbers(cells: "pd.Series", column: str, optional: bool) -> tuple[np.ndarra
     import pandas as pd
 
     numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
-    blank = np.array([_blank(cell) for cell in cells]) if optional else np.zeros(len(cells), bool)
+    blank = np.array([_blank(cell) for cell in cells], dtype=bool) if optional else np.zeros(len(cells), bool)
     wrong = ~np.isfinite(numbers) | (optional & (numbers < 0))
     errors: list[str | None] = [None] * len(cells)
     for i in np.flatnonzero(wrong & ~blank):

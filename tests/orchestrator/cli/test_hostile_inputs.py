@@ -326,6 +326,28 @@ def baseline_negative_samples(folder):
     return baselines(folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,-5,0.1\n")
 
 
+# --- orch import of runs ------------------------------------------------------------------------
+
+RUNS_HEADER = "objective,model,data_size,seed,samples_seen,metric,reference,eval_set,value"
+
+
+def import_runs(folder: Path, text: str) -> list[str]:
+    (folder / "runs.csv").write_text(text)
+    return ["--store", f"sqlite:///{folder / 'orch.db'}", "import", "runs.csv", "--sweep", "theirs"]
+
+
+@case("runs.csv: no rows to import (a header alone, or no trial done)")
+def import_runs_of_a_header_alone(folder):
+    return import_runs(folder, RUNS_HEADER + "\n")
+
+
+@case("runs.csv: no rows to import (a header alone, or no trial done)")
+def import_runs_whose_status_column_has_no_done_trial(folder):
+    return import_runs(
+        folder, f"{RUNS_HEADER},status\nntp,base,1M,0,1000000,mutual_knn@10,dino,wit,0.1,failed\n"
+    )
+
+
 # --- store URLs ---------------------------------------------------------------------------------
 
 
