@@ -2,6 +2,7 @@
 
 import hashlib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -60,7 +61,7 @@ def import_runs(
     from db import TrialStatus
     from orchestrator.imports import Clock, read_runs
     from orchestrator.sweepfile.claims import load_claims
-    from orchestrator.sweepfile.imported import imported_design
+    from orchestrator.sweepfile.imported import imported_design, keeping_claims
 
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", sweep_name):
         raise InputError(f"--sweep {sweep_name!r}: use letters, digits, '_', '.' and '-'")
@@ -76,6 +77,8 @@ def import_runs(
         )
     if found is not None and (changed := runs.changed(store.measurements_frame(sweep_name), Path(file))):
         raise InputError(f"{changed}; nothing was imported: import the new file under another --sweep")
+    if found is not None:
+        runs = replace(runs, spec_text=keeping_claims(runs.spec_text, found.spec_text))
     keys, total = [trial.key for trial in runs.trials], len(runs.cells)
     doing(f"writing {total:,} rows of {len(keys):,} trials to {store.url}")
     added, written, clock = 0, 0, Clock()

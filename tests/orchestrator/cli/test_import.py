@@ -50,7 +50,10 @@ def test_the_preprints_claims_on_imported_planted_curves_get_a_verdict_each(tmp_
         "--store", url, "import", logs, "--sweep", "paper", "--holdout-above", "300M", "--claims", claims
     )
     assert "0 of 144 trials and 0 of 144 rows added" in again.stderr
-    result = orch("--store", url, "check", claims, "paper", "--json")
+    # runs added to the sweep without --claims: it keeps the claims it is checked against
+    added = orch("--store", url, "import", logs, "--sweep", "paper", "--holdout-above", "300M")
+    assert "0 of 144 trials and 0 of 144 rows added" in added.stderr
+    result = orch("--store", url, "check", "paper", "--json")
     assert result.returncode == 0, result.stderr
     verdicts = {v["id"]: v for v in json.loads(result.stdout)["verdicts"]}
     assert set(verdicts) == {claim.id for claim in load_claims(claims)}
