@@ -5,8 +5,10 @@ killed (its workers' placement group only the driver can then release), and whos
 SIGKILLed and run again. It gives every row once, and the rows of the uninterrupted run."""
 
 import contextlib
+import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import psutil
@@ -109,8 +111,54 @@ def assert_same_rows(rows: dict, uninterrupted: dict) -> None:
 
 
 def processes_marked(driver, mark: str) -> list[psutil.Process]:
-    """The driver's descendants whose command line holds `mark`."""
-    return [p for p in psutil.Process(driver.pid).children(recursive=True) if mark in " ".join(p.cmdline())]
+    """The driver's live descendants whose command line holds `mark` (one that ends as it is
+    read, a zombie included, is left out)."""
+    found = []
+    for process in psutil.Process(driver.pid).children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if mark in " ".join(process.cmdline()):
+                found.append(process)
+    return found
+
+
+def saved_samples(folder: Path) -> int:
+    """The samples of the trial's checkpoint on disk, what a rerun resumes from (0: none, or a
+    save between its two renames). The store lags it: a report reaches the driver seconds after
+    its checkpoint is saved, on a loaded machine long enough for the trial to finish."""
+    try:
+        (meta,) = (folder / ".orch" / "checkpoints").glob("*/meta.json")
+        return int(json.loads(meta.read_text())["samples_seen"])
+    except (ValueError, OSError, KeyError):
+        return 0
+
+
+def attempts_recorded(folder: Path, key: str) -> int:
+    try:
+        return Store.open(f"sqlite:///{folder / 'orch.db'}").get_trial(key).attempts
+    except Exception:  # the driver may be writing
+        return 0
+
+
+def frozen_after_its_resume(folder: Path, driver, key: str) -> tuple[int, list[psutil.Process]]:
+    """The trial's processes frozen once the driver has heard the second retry resume and the
+    store holds its attempt, and the samples of the checkpoint on disk then. They are frozen
+    before each look and thawed after a look that finds it not yet: the trial moves on only
+    while thawed, a quarter second a time."""
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        trial = processes_marked(driver, "RayTrainWorker") + processes_marked(driver, "ray::ImplicitFunc")
+        for process in trial:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.suspend()
+        heard = (folder / "driver.log").read_text().count("resumed from its checkpoint")
+        if heard == 2 and attempts_recorded(folder, key) == 3 and (saved := saved_samples(folder)):
+            return saved, trial
+        for process in trial:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.resume()
+        assert driver.poll() is None, (folder / "driver.log").read_text()[-3000:]
+        time.sleep(0.25)
+    raise AssertionError("the second retry did not resume in time")
 
 
 def checkpoint_past(folder: Path, samples: int, driver) -> int:
@@ -135,20 +183,19 @@ def test_killed_worker_tune_trial_and_driver_each_resume_from_the_checkpoint_wit
         found = processes_marked(driver, mark)
         assert len(found) == count, f"{mark}: {len(found)} processes, not {count}"
         found[-1].kill()
-        reached = checkpoint_past(tmp_path, reached, driver)
-    # The trial's processes are frozen, then the driver killed, then they: as a machine dies, all
-    # at once. Left running, they outlive a killed driver by seconds, and on a loaded machine
-    # that was time enough to finish the trial, leaving the rerun nothing to resume.
-    trial = processes_marked(driver, "RayTrainWorker") + processes_marked(driver, "ray::ImplicitFunc")
-    for process in trial:
-        process.suspend()
+        if mark == "RayTrainWorker":  # the first retry has resumed and gone on
+            reached = checkpoint_past(tmp_path, reached, driver)
+    # The resumed trial's processes are frozen, then the driver killed, then they: as a machine
+    # dies, all at once. Left running, they outlive a killed driver by seconds, time enough on a
+    # loaded machine to finish the trial and leave the rerun nothing to resume.
+    saved, trial = frozen_after_its_resume(tmp_path, driver, load_spec(sweep).trials[0].key)
     driver.send_signal(signal.SIGKILL)
     driver.wait()
     for process in trial:
         with contextlib.suppress(psutil.NoSuchProcess):  # Ray may have ended it first
             process.kill()
     killed_stderr = (tmp_path / "driver.log").read_text()
-    assert reached < 4000, f"the trial ended before the driver was killed ({reached} samples)"
+    assert saved < 4000, f"the trial ended before the driver was killed ({saved} samples)"
     assert killed_stderr.count("retrying after") == 2, "each killed process costs one retry"
     assert killed_stderr.count("resumed from its checkpoint") == 2, "each retry resumes from its checkpoint"
     rerun = start_driver(tmp_path, sweep, "--num-cpus", "2", env=env)
