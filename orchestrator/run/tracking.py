@@ -8,7 +8,9 @@ where every orch trial is a `TrackedTrial` of its own for Tune's callbacks. Step
 
 The store stays the record: a backend that fails is one warning line and is dropped for the rest
 of the sweep; no trial fails for it. Backends are built on the first event, in the driver, so
-the callback that holds this stays picklable for Tune.
+the callback that holds this stays picklable for Tune. What Tune pickles into its saved state
+(`tuner.pkl`) is the tracker with its targets masked and no backend: a tracking URI's password
+stays in the driver's memory, never on disk (orch never restores a tuner from that file).
 """
 
 import importlib.util
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from db import CheckpointReport, TrialStatus, mask_text
+from db import CheckpointReport, TrialStatus, mask_text, mask_url
 from orchestrator.errors import InputError
 from orchestrator.sweepfile import TrialConfig
 
@@ -41,17 +43,24 @@ class TrackingTarget:
 
     @property
     def label(self) -> str:
-        return self.backend if self.where is None else f"{self.backend}={mask_text(self.where)}"
+        return self.backend if self.where is None else f"{self.backend}={masked(self.where)}"
+
+
+def masked(where: str) -> str:
+    """A target's value as it may be shown or stored: a URI's password and secret parameters
+    masked, whatever they hold (quotes and spaces included); a project name as it is."""
+    return mask_url(where) if "://" in where else where
 
 
 def parse_target(value: str) -> TrackingTarget:
     """`mlflow[=URI]`, `tensorboard`, `wandb[=PROJECT]`: a target, or an InputError naming the fix."""
     backend, equals, where = value.partition("=")
+    shown = f"{backend}{equals}{masked(where)}"  # an error echoes no password
     if backend not in BACKENDS:
-        raise InputError(f"--log {value}: unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+        raise InputError(f"--log {shown}: unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
     if equals and backend == "tensorboard":
         raise InputError(
-            f"--log {value}: tensorboard takes no value; it writes under --storage's tracking folder"
+            f"--log {shown}: tensorboard takes no value; it writes under --storage's tracking folder"
         )
     if equals and not where:
         raise InputError(f"--log {value}: give a value after =, or drop the =")
@@ -139,6 +148,10 @@ class Tracker:
         self._backends: dict[TrackingTarget, Any] | None = None  # built on the first event
         self._trials: dict[str, TrackedTrial] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        shown = [TrackingTarget(t.backend, t.where and masked(t.where)) for t in self.targets]
+        return vars(self) | {"targets": shown, "_backends": None}
+
     def started(self, key: str) -> None:
         if key in self._trials:  # a retry resumes the same run
             return
@@ -196,7 +209,8 @@ class Tracker:
     def _drop(self, target: TrackingTarget, error: BaseException) -> None:
         assert self._backends is not None
         self._backends.pop(target, None)
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        said = str(error) if target.where is None else str(error).replace(target.where, masked(target.where))
+        first = (said.strip().splitlines() or [type(error).__name__])[0][:200]  # the URI as given, masked
         self.warn(
             f"orch: warning: --log {target.label} stopped ({mask_text(first)}); "
             "the sweep goes on and the store keeps every row"

@@ -326,6 +326,16 @@ def baseline_negative_samples(folder):
     return baselines(folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,-5,0.1\n")
 
 
+@case("--log mlfow=http://orch:***@host/?password=***: unknown backend 'mlfow'")
+def sweep_log_to_an_unknown_backend_with_a_password(folder):
+    return [*files_sweep(folder), "--log", "mlfow=http://orch:Pa'ssLeakCheck@host/?password=LeakCheck"]
+
+
+@case("--log tensorboard=http://orch:***@host/: tensorboard takes no value")
+def sweep_log_to_tensorboard_with_a_password(folder):
+    return [*files_sweep(folder), "--log", "tensorboard=http://orch:LeakCheck@host/"]
+
+
 # --- orch import of runs ------------------------------------------------------------------------
 
 RUNS_HEADER = "objective,model,data_size,seed,samples_seen,metric,reference,eval_set,value"

@@ -65,3 +65,20 @@ def _wandb_holds(folder, key: str, name: str) -> bool:
     may still be writing it as the sweep returns)."""
     found = list(folder.glob(f"offline-run-*-{key}/run-{key}.wandb"))
     return bool(found) and name.encode() in found[0].read_bytes()
+
+
+def test_a_tracking_uris_password_reaches_no_file_and_no_line(tmp_path):
+    """The password of an MLflow server's URI (in its user info and its query), and one holding a
+    quote: in no line the sweep prints and in no file under its folder (Tune's saved state in
+    `tuner.pkl` included)."""
+    path = write_sweep(tmp_path, sweep_raw(objectives=("jepa_good",), seeds=(0,)))
+    uri = "http://orch:Leak'Check@127.0.0.1:9/?password=LeakQuery"  # nothing listens on port 9
+    db = f"sqlite:///{tmp_path / 'orch.db'}"
+    env = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "2"}
+    result = orch("--store", db, "sweep", str(path), "--log", f"mlflow={uri}", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "--log mlflow=http://orch:***@127.0.0.1:9/?password=*** stopped (" in result.stderr
+    assert not [s for s in ("Leak'Check", "LeakQuery") if s in result.stdout + result.stderr]
+    assert (tmp_path / ".orch").is_dir()
+    for file in (f for f in tmp_path.rglob("*") if f.is_file() and not f.is_symlink()):
+        assert b"LeakQuery" not in file.read_bytes() and b"Leak'Check" not in file.read_bytes(), file
