@@ -167,6 +167,14 @@ class BudgetParam(click.ParamType):
         return amount, unit
 
 
+def budget_flops(budget: tuple[float, str] | None, throughput: Any) -> float | None:
+    """A `BudgetParam` in FLOPs: GPU-hours at `throughput`'s FLOPs a GPU-hour (the dry run's)."""
+    if budget is None:
+        return None
+    amount, unit = budget
+    return amount if unit == "flops" else amount / throughput.gpu_hours(1.0)
+
+
 class SizeParam(click.ParamType):
     name = "size"
 

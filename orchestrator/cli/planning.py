@@ -15,8 +15,10 @@ from fits.curve.settings import DEFAULT_METRIC
 from foundation.errors import did_you_mean
 from foundation.sizes import format_size
 from orchestrator.cli.common import (
+    BudgetParam,
     FiniteRange,
     SizeParam,
+    budget_flops,
     claims_targets,
     emit_json,
     json_option,
@@ -43,9 +45,10 @@ __all__ = ["next_runs"]
 )
 @click.option(
     "--budget",
-    type=FiniteRange(min=0, min_open=True),
+    type=BudgetParam(),
     default=None,
-    help="FLOPs to spend on the picks (with --runs: at most that many runs within it).",
+    help="What the picks may spend, FLOPs (3e15) or GPU-hours (12gpu-h, at --peak-tflops and --mfu); "
+    "with --runs: at most that many runs within it.",
 )
 @click.option(
     "--runs", type=click.IntRange(min=1), default=None, help="Runs to pick (default 4, without --budget)."
@@ -122,7 +125,7 @@ def next_runs(
     chosen, words = open_claims(checked.runs, claim_ids)
     costs = costs_of(spec, Throughput(peak_tflops, mfu), gpu_hour_cost, chosen)
     candidates = _candidates(chosen, design.grid.get("data_size", ()), corpus, costs)
-    _check_budget(budget, candidates, costs)  # every bad input is said before anything else
+    budget = _check_budget(budget, candidates, costs)  # every bad input is said before anything else
     for line in words:
         say(line)
     if not candidates:
@@ -272,8 +275,12 @@ def _released_refit(store: Any, sweep_name: str, design: Any, claims: Any) -> An
     return refit
 
 
-def _check_budget(budget: float | None, candidates: list[tuple[Any, Any, list]], costs: Costs) -> None:
-    """A budget below every plan's cheapest candidate run buys nothing: one line saying so."""
+def _check_budget(
+    asked: tuple[float, str] | None, candidates: list[tuple[Any, Any, list]], costs: Costs
+) -> float | None:
+    """The budget in FLOPs; one below every plan's cheapest candidate run buys nothing: one line
+    saying so."""
+    budget = budget_flops(asked, costs.throughput)
     for run, _, cells in candidates:
         cheapest = min(cells, key=lambda c: c.flops, default=None)
         if cheapest is not None and budget is not None and budget < cheapest.flops:
@@ -281,6 +288,7 @@ def _check_budget(budget: float | None, candidates: list[tuple[Any, Any, list]],
                 f"--budget {budget:.3g} is below the cheapest candidate run ({cheapest.flops:.3g} "
                 f"{unit(run, costs)}: {cheapest.objective} at {format_size(cheapest.samples)}); raise it"
             )
+    return budget
 
 
 def _check_ids(claim_ids: tuple[str, ...], claims: Any) -> None:

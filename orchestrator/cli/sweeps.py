@@ -14,6 +14,7 @@ from foundation.sizes import format_size
 from orchestrator.cli.common import (
     BudgetParam,
     FiniteRange,
+    budget_flops,
     emit_json,
     json_option,
     open_store,
@@ -210,10 +211,8 @@ def _loop_limits(flags: dict[str, Any]) -> Any:
         if given:
             raise InputError(f"{', '.join(given)} limit the rounds of --until-decided: add --until-decided")
         return None
-    if budget is not None and budget[1] == "gpu-h":
-        per_hour = Throughput(flags["peak_tflops"], flags["mfu"]).gpu_hours(1.0)
-        budget = (budget[0] / per_hour, "flops")
-    return Limits(None if budget is None else budget[0], rounds or MAX_ROUNDS, batch or BATCH)
+    flops = budget_flops(budget, Throughput(flags["peak_tflops"], flags["mfu"]))
+    return Limits(flops, rounds or MAX_ROUNDS, batch or BATCH)
 
 
 def _until_decided(

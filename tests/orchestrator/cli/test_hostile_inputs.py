@@ -511,7 +511,7 @@ def export_in_an_unknown_format(folder):
     return ["export", "--format", "xml"]
 
 
-@case("Invalid value for '--budget': 'nan' is not a finite number")
+@case("Invalid value for '--budget': 'nan' is not a positive finite budget")
 def next_with_a_budget_of_nan(folder):
     return [*fit(folder)[:2], "next", "--budget", "nan"]
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from orchestrator.run.plan import Throughput
 from orchestrator.sweepfile import load_spec
 from tests.cli import one_error_line, orch
 from tests.orchestrator.cli.test_check import ORDER, TRUE_GAP, claim, write_claims
@@ -48,6 +49,11 @@ def test_next_plans_the_open_claim_and_writes_its_picks_as_a_sweep_file(store, t
     both = json.loads(orch("--store", store, "next", "--json", "--budget", "2e15", "--runs", "2").stdout)
     picks = both["plans"][0]["picks"]
     assert picks and sum(p["seeds"] for p in picks) <= 2 and sum(p["flops"] for p in picks) <= 2e15
+    hours = Throughput(312.0, 0.4).gpu_hours(2e15)  # the same budget in GPU-hours, as orch sweep takes it
+    args = ("--json", "--budget", f"{hours!r}gpu-h", "--runs", "2", "--peak-tflops", "312", "--mfu", "0.4")
+    in_hours = orch("--store", store, "next", *args)
+    assert in_hours.returncode == 0, in_hours.stderr
+    assert json.loads(in_hours.stdout)["plans"][0]["picks"] == picks
 
 
 def test_a_budget_too_small_is_the_only_line_though_a_claim_is_not_planned(tmp_path):
