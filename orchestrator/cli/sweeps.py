@@ -33,8 +33,11 @@ MAX_ROUNDS, BATCH = 4, 4  # --until-decided: rounds at most, and runs a round
 
 
 def seconds_option(name: str, default: float, low: float, help: str) -> Callable[[T], T]:
-    """A duration option: seconds from `low` up, its default shown."""
-    return click.option(name, type=FiniteRange(min=low), default=default, show_default=True, help=help)
+    """A duration option: seconds from `low` to a day (a longer wait overflows the clock's
+    timeout), its default shown."""
+    return click.option(
+        name, type=FiniteRange(min=low, max=86400), default=default, show_default=True, help=help
+    )
 
 
 @cli.command()

@@ -336,6 +336,11 @@ def sweep_log_to_tensorboard_with_a_password(folder):
     return [*files_sweep(folder), "--log", "tensorboard=http://orch:LeakCheck@host/"]
 
 
+@case("Invalid value for '--every': 10000000000.0 is not in the range 0.1<=x<=86400")
+def status_watch_every_beyond_a_day(folder):
+    return [*fit(folder)[:2], "status", "--watch", "--every", "1e10"]
+
+
 # --- orch import of runs ------------------------------------------------------------------------
 
 RUNS_HEADER = "objective,model,data_size,seed,samples_seen,metric,reference,eval_set,value"
