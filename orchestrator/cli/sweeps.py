@@ -30,6 +30,7 @@ from orchestrator.sweepfile import load_spec
 
 T = TypeVar("T")
 MAX_ROUNDS, BATCH = 4, 4  # --until-decided: rounds at most, and runs a round
+ROUNDS_CAP = 20  # past it, a look's level (99.8% at 20) widens every interval for a round few reach
 
 
 def seconds_option(name: str, default: float, low: float, help: str) -> Callable[[T], T]:
@@ -99,9 +100,10 @@ def seconds_option(name: str, default: float, low: float, help: str) -> Callable
 )
 @click.option(
     "--max-rounds",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=ROUNDS_CAP),
     default=None,
-    help=f"With --until-decided: rounds at most [default: {MAX_ROUNDS}]; the looks share a 5% error rate.",
+    help=f"With --until-decided: rounds at most [default: {MAX_ROUNDS}; at most {ROUNDS_CAP}]; the looks "
+    "share a 5% error rate, so each is judged at 1 - 5%/(rounds + 1).",
 )
 @click.option(
     "--batch",

@@ -341,6 +341,11 @@ def status_watch_every_beyond_a_day(folder):
     return [*fit(folder)[:2], "status", "--watch", "--every", "1e10"]
 
 
+@case("Invalid value for '--max-rounds': 1000000000 is not in the range 1<=x<=20")
+def sweep_until_decided_with_a_billion_rounds(folder):
+    return [*files_sweep(folder), "--until-decided", "--max-rounds", "1000000000"]
+
+
 # --- orch import of runs ------------------------------------------------------------------------
 
 RUNS_HEADER = "objective,model,data_size,seed,samples_seen,metric,reference,eval_set,value"
