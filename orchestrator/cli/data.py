@@ -43,7 +43,9 @@ _EVAL = click.option(
     show_default=True,
     help="Which captions of an image pair up: in order, each once; every pair; one drawn pair.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="The draw of --rule one.")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="The draw of --rule one."
+)
 @click.option(
     "--skip-single", is_flag=True, help="Leave out images with one caption (counted), not refuse them."
 )

@@ -58,6 +58,8 @@ class Overlap:
     (`see_within`), through an index of each eval text's first two words."""
 
     def __init__(self, eval_texts: Path) -> None:
+        if not eval_texts.is_file():  # a device (/dev/zero) or a pipe would be read without end
+            raise DataError(f"--eval-texts {eval_texts}: not a file (give the eval set's JSONL)")
         texts = []
         for where, row in read_rows(eval_texts):
             if not isinstance(row.get("text"), str):

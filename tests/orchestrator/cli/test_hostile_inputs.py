@@ -590,6 +590,18 @@ def data_pairs_out_a_link_to_its_input(folder):
     return ["data", "pairs", "captions.parquet", "--out", "link.parquet"]
 
 
+@case("Invalid value for '--seed': -1 is not in the range x>=0")
+def data_pairs_with_a_negative_seed(folder):
+    coco_captions(folder)
+    return ["data", "pairs", "captions.json", "--rule", "one", "--seed", "-1", "--out", "p.parquet"]
+
+
+@case("--eval-texts /dev/zero: not a file (give the eval set's JSONL)")
+def data_pairs_reading_eval_texts_from_a_device(folder):
+    coco_captions(folder)
+    return ["data", "pairs", "captions.json", "--eval-texts", "/dev/zero", "--out", "p.parquet"]
+
+
 def next_of(folder: Path) -> list[str]:
     return [*fit(folder)[:2], "next"]
 
