@@ -123,7 +123,7 @@ def _report(out: str, sidecar: dict, as_json: bool, made: str) -> None:
         return
     click.echo(f"{out}: {made} (rule {sidecar['rule']}); sidecar {Path(out).with_suffix('.json')}")
     if (overlap := sidecar["overlap"]) is not None:
-        click.echo(
-            f"overlap: {overlap['count']:,} of {overlap['of']:,} eval texts occur in the training text"
-            + (" (listed in the sidecar)" if overlap["count"] else "")
-        )
+        copies = f"{len(overlap['exact']):,} exact, {len(overlap['near']):,} near copies"
+        listed = f" ({copies}: in the sidecar)" if overlap["count"] else ""
+        found = f"{overlap['count']:,} of {overlap['of']:,} eval texts"
+        click.echo(f"overlap: {found} occur in the training text{listed}")

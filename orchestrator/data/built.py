@@ -4,6 +4,7 @@ whole or not at all (`X.parquet` and `X.json`, which says how every row was made
 
 import hashlib
 import platform
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -47,15 +48,30 @@ def describe_inputs(paths: Iterable[Path], rows: Iterable[int]) -> list[dict[str
 
 
 def normalised(text: str) -> str:
-    """A text as the overlap check compares it: lower case, runs of white space as one space."""
-    return " ".join(text.lower().split())
+    """A text as the overlap check compares it: lower case, punctuation dropped, runs of white
+    space as one space ("A cat, on a MAT." reads "a cat on a mat")."""
+    return " ".join(_PUNCTUATION.sub("", text.lower()).split())
+
+
+def verbatim(text: str) -> str:
+    """A text as an exact copy must match it: runs of white space as one space, nothing else changed."""
+    return " ".join(text.split())
+
+
+_PUNCTUATION = re.compile(r"[^\w\s]")
+OVERLAP_RULE = (
+    "an eval text is in the training text when it equals a caption, or is a run of a chunk's words, "
+    "once both are lower-cased, stripped of punctuation and their white space runs made one space; "
+    "an exact copy matches with case and punctuation kept, a near copy only without them"
+)
 
 
 class Overlap:
-    """The eval texts that occur in the training text (after `normalised`): what a model may have
-    seen of its own test set. The preprint found 43 of WIT-1024's 1,024 in its own. A caption is
-    compared whole (`see`); a document is searched for every eval text as a run of its words
-    (`see_within`), through an index of each eval text's first two words."""
+    """The eval texts that occur in what a trial trains on (the captions of the pairs written, the
+    chunks written; after `normalised`), each an exact or a near copy (`OVERLAP_RULE`): what a
+    model may have seen of its own test set. The preprint found 43 of WIT-1024's 1,024 in its own.
+    A caption is compared whole (`see`); a chunk is searched for every eval text as a run of its
+    words (`see_within`), through an index of each eval text's first two words."""
 
     def __init__(self, eval_texts: Path) -> None:
         if not eval_texts.is_file():  # a device (/dev/zero) or a pipe would be read without end
@@ -67,17 +83,17 @@ class Overlap:
             texts.append(row["text"])
         self.path, self.count = eval_texts, len(texts)
         self.wanted = {normalised(text): text for text in texts}
-        self.found: set[str] = set()
+        self.exact: set[str] = set()
+        self.near: set[str] = set()
         self.by_start: dict[tuple[str, ...], list[list[str]]] = {}
         for key in self.wanted:
             words = key.split()
             self.by_start.setdefault(tuple(words[:2]), []).append(words)
 
     def see(self, texts: Iterable[str]) -> None:
-        wanted, found = self.wanted, self.found
         for text in texts:
-            if (key := normalised(text)) in wanted:
-                found.add(key)
+            if (key := normalised(text)) in self.wanted:
+                self._found(key, verbatim(text) == verbatim(self.wanted[key]))
 
     def see_within(self, text: str) -> None:
         words = normalised(text).split()
@@ -85,15 +101,27 @@ class Overlap:
             for length in (1, 2):
                 for candidate in self.by_start.get(tuple(words[start : start + length]), ()):
                     if len(candidate) >= length and words[start : start + len(candidate)] == candidate:
-                        self.found.add(" ".join(candidate))
+                        key = " ".join(candidate)
+                        self._found(key, verbatim(self.wanted[key]) in verbatim(text))
+
+    def see_within_each(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.see_within(text)
+
+    def _found(self, key: str, exact: bool) -> None:
+        (self.exact if exact else self.near).add(key)
 
     def summary(self) -> dict[str, Any]:
+        near = self.near - self.exact
         return {
             "eval_texts": str(self.path.resolve()),
             "sha256": sha256_of(self.path),
             "of": self.count,
-            "count": len(self.found),
-            "texts": sorted(self.wanted[key] for key in self.found),
+            "count": len(self.exact | near),
+            "rule": OVERLAP_RULE,
+            "texts": sorted(self.wanted[key] for key in self.exact | near),
+            "exact": sorted(self.wanted[key] for key in self.exact),
+            "near": sorted(self.wanted[key] for key in near),
         }
 
 

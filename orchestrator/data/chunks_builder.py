@@ -60,9 +60,9 @@ def build_chunks(
     try:
         with pq.ParquetWriter(staged, schema) as writer:
             for doc_id, text in _documents(inputs, counts, rows):
-                if overlap is not None:
-                    overlap.see_within(text)
                 pairs, unused = chunk_pairs(text, rule, words)
+                if overlap is not None:  # what a trial trains on: the chunks paired
+                    overlap.see_within_each([chunk for pair in pairs for chunk in pair])
                 counts.update(pairs=len(pairs), unused=unused, short=0 if pairs else 1)
                 for a, b in pairs:
                     columns["doc_id"].append(doc_id)

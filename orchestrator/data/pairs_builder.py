@@ -61,7 +61,7 @@ def build_pairs(
     staged = staged_path(out)
     try:
         with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as parts:
-            rows = _partition(inputs, Path(parts), overlap, notify)
+            rows = _partition(inputs, Path(parts), notify)
             if sum(rows) >= NOTE_EVERY:
                 notify(f"{sum(rows):,} captions read; pairing them by image")
             schema = pa.schema(
@@ -71,6 +71,8 @@ def build_pairs(
             with pq.ParquetWriter(staged, schema) as writer:
                 for bucket in sorted(Path(parts).glob("*.arrow")):
                     columns = _pairs(bucket, inputs, rule, seed, skip_single, counts)
+                    if overlap is not None:  # what a trial trains on: the captions paired
+                        overlap.see(columns["caption_a"] + columns["caption_b"])
                     writer.write_table(pa.table(columns, schema=schema))
         if counts["pairs"] == 0:
             raise DataError(f"{', '.join(map(str, inputs))}: no image has two captions, so no pair")
@@ -92,9 +94,7 @@ def build_pairs(
 _PART_SCHEMA_FIELDS = (("image_id", "string"), ("caption", "string"), ("source", "int32"), ("place", "int64"))
 
 
-def _partition(
-    inputs: list[Path], folder: Path, overlap: Overlap | None, notify: Callable[[str], None]
-) -> list[int]:
+def _partition(inputs: list[Path], folder: Path, notify: Callable[[str], None]) -> list[int]:
     """Every row into its image's bucket file, in input order; the rows each input holds."""
     import pyarrow as pa
 
@@ -105,8 +105,6 @@ def _partition(
         for source, path in enumerate(inputs):
             count = 0
             for batch in caption_batches(path):
-                if overlap is not None:
-                    overlap.see(batch.captions)
                 buckets = np.fromiter(
                     (zlib.crc32(i.encode()) % BUCKETS for i in batch.ids), np.int64, len(batch.ids)
                 )

@@ -123,7 +123,8 @@ def test_documents_are_cut_by_the_recorded_rule_and_read_as_bad_views(tmp_path):
             {"text": "a cat on a mat today"},
         ],
     )
-    write_jsonl(tmp_path / "eval.jsonl", [{"text": "A cat on a mat"}, {"text": "a bird"}])
+    evals = ["A cat on a mat", "Five six.", "three four", "a bird"]  # the first's "mat" is in no chunk
+    write_jsonl(tmp_path / "eval.jsonl", [{"text": text} for text in evals])
     result = orch(
         "data", "chunks", "docs.jsonl", "--out", "chunks.parquet", "--rule", "adjacent", "--words", "2",
         "--eval-texts", "eval.jsonl", cwd=tmp_path,
@@ -132,7 +133,8 @@ def test_documents_are_cut_by_the_recorded_rule_and_read_as_bad_views(tmp_path):
     sidecar = json.loads((tmp_path / "chunks.json").read_text())
     assert (sidecar["rule"], sidecar["words"]) == ("adjacent", 2)
     assert sidecar["counts"] == {"documents": 3, "pairs": 2 + 0 + 1, "short": 1, "unused": 0 + 1 + 1}
-    assert sidecar["overlap"]["texts"] == ["A cat on a mat"]  # found inside a document
+    overlap = sidecar["overlap"]  # in the chunks written: a document's unused tail is not trained on
+    assert (overlap["exact"], overlap["near"], overlap["count"]) == (["three four"], ["Five six."], 2)
     assert list(iter_documents([tmp_path / "chunks.parquet"])) == [
         ("one two", "three four"),
         ("five six", "seven"),
@@ -143,3 +145,27 @@ def test_documents_are_cut_by_the_recorded_rule_and_read_as_bad_views(tmp_path):
     assert list(iter_documents([tmp_path / "halves.parquet"])) == list(
         iter_documents([tmp_path / "docs.jsonl"])
     )
+
+
+def test_the_overlap_counts_the_captions_paired_as_exact_and_near_copies(tmp_path):
+    """An exact copy, an upper-cased copy and one without its final period are in the pairs; a
+    caption the disjoint rule leaves over and an image's single caption (--skip-single) are in
+    the input only, and so in no trial's training text."""
+    captions = [
+        (1, "A dog runs on the beach."), (1, "a dog on sand"),
+        (2, "A RED KITE IN THE SKY."), (2, "kite flying"),
+        (3, "Two birds on a wire"), (3, "birds sitting"),
+        (4, "a horse"), (4, "a rider"), (4, "A man rides a horse."),
+        (5, "A boat on a lake."),
+    ]  # fmt: skip
+    annotations = [{"image_id": i, "id": n, "caption": c} for n, (i, c) in enumerate(captions)]
+    (tmp_path / "captions.json").write_text(json.dumps({"images": [], "annotations": annotations}))
+    evals = ["A dog runs on the beach.", "A red kite in the sky.", "Two birds on a wire."]
+    evals += ["A man rides a horse.", "A boat on a lake.", "A cat."]
+    write_jsonl(tmp_path / "eval.jsonl", [{"text": text} for text in evals])
+    sidecar = build(tmp_path, "captions.json", "--skip-single", "--eval-texts", "eval.jsonl")
+    assert (sidecar["counts"]["unused"], sidecar["counts"]["single"]) == (1, 1)
+    overlap = sidecar["overlap"]
+    assert overlap["exact"] == ["A dog runs on the beach."]
+    assert overlap["near"] == ["A red kite in the sky.", "Two birds on a wire."]
+    assert (overlap["count"], overlap["of"]) == (3, 6) and "near copy" in overlap["rule"]
