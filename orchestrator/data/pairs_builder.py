@@ -10,13 +10,16 @@ orch's, and the sidecar records the one used:
 - `all`: every unordered pair (an image with 5 captions gives 10);
 - `one`: one pair per image, drawn with `seed`.
 
-Memory is bounded whatever the input's size: rows are hashed by image id into `BUCKETS` files on
-disk (their folder is removed at the end), then each bucket is grouped alone, so the largest thing
-in memory is one bucket (1/256 of the rows) or one input batch. An image with one caption can
-make no pair: it is refused, naming its row, unless `skip_single` counts it out instead."""
+The rows are written in rounds over a seeded order of the images (`pair_order`): a trial of
+size D reads the first D, so sizes are nested and cover as many images as the file allows.
+
+Memory is bounded whatever the input's size: rows go by their image's place in that order into
+`BUCKETS` files on disk (their folder is removed at the end), then each bucket is grouped alone,
+so the largest thing in memory is one bucket (1/256 of the rows) or one input batch. An image
+with one caption can make no pair: it is refused, naming its row, unless `skip_single` counts it
+out instead."""
 
 import tempfile
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,12 +30,12 @@ import numpy as np
 from orchestrator.data.built import Overlap, check_out, describe_inputs, publish, staged_path
 from orchestrator.data.caption_rows import caption_batches, row_name
 from orchestrator.data.matrices import DataError
+from orchestrator.data.pair_order import BUCKETS, Rounds, bucket_of, image_keys
 
 __all__ = ["BUCKETS", "FORMAT", "RULES", "build_pairs"]
 
 FORMAT = "orch-pairs/1"
 RULES = ("disjoint", "all", "one")
-BUCKETS = 256
 
 
 NOTE_EVERY = 1_000_000  # captions between progress lines
@@ -61,19 +64,22 @@ def build_pairs(
     staged = staged_path(out)
     try:
         with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as parts:
-            rows = _partition(inputs, Path(parts), notify)
+            rows = _partition(inputs, Path(parts), seed, notify)
             if sum(rows) >= NOTE_EVERY:
                 notify(f"{sum(rows):,} captions read; pairing them by image")
             schema = pa.schema(
                 [("image_id", pa.string()), ("caption_a", pa.string()), ("caption_b", pa.string())]
             )
             counts = Counter(dict.fromkeys(COUNTS, 0))
+            (Path(parts) / "rounds").mkdir()
+            rounds = Rounds(Path(parts) / "rounds", schema)
+            for bucket in sorted(Path(parts).glob("*.arrow")):
+                columns, pair_rounds = _pairs(bucket, inputs, rule, seed, skip_single, counts)
+                if overlap is not None:  # what a trial trains on: the captions paired
+                    overlap.see(columns["caption_a"] + columns["caption_b"])
+                rounds.add(int(bucket.stem), columns, pair_rounds, image_keys(columns["image_id"], seed))
             with pq.ParquetWriter(staged, schema) as writer:
-                for bucket in sorted(Path(parts).glob("*.arrow")):
-                    columns = _pairs(bucket, inputs, rule, seed, skip_single, counts)
-                    if overlap is not None:  # what a trial trains on: the captions paired
-                        overlap.see(columns["caption_a"] + columns["caption_b"])
-                    writer.write_table(pa.table(columns, schema=schema))
+                rounds.write(writer)
         if counts["pairs"] == 0:
             raise DataError(f"{', '.join(map(str, inputs))}: no image has two captions, so no pair")
         sidecar = {
@@ -82,6 +88,7 @@ def build_pairs(
             "rule": rule,
             "seed": seed if rule == "one" else None,
             "skip_single": skip_single,
+            "order": rounds.record(seed),
             "counts": {"captions": sum(rows), **counts},
             "overlap": overlap.summary() if overlap else None,
         }
@@ -94,7 +101,7 @@ def build_pairs(
 _PART_SCHEMA_FIELDS = (("image_id", "string"), ("caption", "string"), ("source", "int32"), ("place", "int64"))
 
 
-def _partition(inputs: list[Path], folder: Path, notify: Callable[[str], None]) -> list[int]:
+def _partition(inputs: list[Path], folder: Path, seed: int, notify: Callable[[str], None]) -> list[int]:
     """Every row into its image's bucket file, in input order; the rows each input holds."""
     import pyarrow as pa
 
@@ -105,9 +112,7 @@ def _partition(inputs: list[Path], folder: Path, notify: Callable[[str], None]) 
         for source, path in enumerate(inputs):
             count = 0
             for batch in caption_batches(path):
-                buckets = np.fromiter(
-                    (zlib.crc32(i.encode()) % BUCKETS for i in batch.ids), np.int64, len(batch.ids)
-                )
+                buckets = bucket_of(image_keys(batch.ids, seed))
                 order = np.argsort(buckets, kind="stable")
                 table = pa.table(
                     {
@@ -135,8 +140,9 @@ def _partition(inputs: list[Path], folder: Path, notify: Callable[[str], None]) 
 
 def _pairs(
     bucket: Path, inputs: list[Path], rule: str, seed: int, skip_single: bool, counts: Counter
-) -> dict[str, list[str]]:
-    """One bucket's pairs, as columns, its rows grouped by image in input order; added to `counts`."""
+) -> tuple[dict[str, list[str]], list[int]]:
+    """One bucket's pairs, as columns, its rows grouped by image in input order, and each pair's
+    round (its place among its image's pairs: `pair_order`); added to `counts`."""
     import pyarrow as pa
 
     table = pa.ipc.open_stream(str(bucket)).read_all()
@@ -145,6 +151,7 @@ def _pairs(
     order = sorted(range(len(ids)), key=ids.__getitem__)  # stable: input order within an image
     rng = np.random.default_rng([seed, int(bucket.stem)])
     out: dict[str, list[str]] = {"image_id": [], "caption_a": [], "caption_b": []}
+    rounds: list[int] = []
     for image_id, members in _runs(order, ids):
         texts = [captions[i] for i in members]
         if len(texts) == 1:
@@ -160,11 +167,12 @@ def _pairs(
         counts["images"] += 1
         counts["pairs"] += len(chosen)
         counts["unused"] += len(texts) - (len(texts) if rule == "all" else 2 * len(chosen))
-        for a, b in chosen:
+        for round_, (a, b) in enumerate(chosen):
             out["image_id"].append(image_id)
             out["caption_a"].append(a)
             out["caption_b"].append(b)
-    return out
+            rounds.append(round_)
+    return out, rounds
 
 
 def _runs(order: list[int], ids: list[str]) -> Iterator[tuple[str, list[int]]]:

@@ -169,3 +169,27 @@ def test_the_overlap_counts_the_captions_paired_as_exact_and_near_copies(tmp_pat
     assert overlap["exact"] == ["A dog runs on the beach."]
     assert overlap["near"] == ["A red kite in the sky.", "Two birds on a wire."]
     assert (overlap["count"], overlap["of"]) == (3, 6) and "near copy" in overlap["rule"]
+
+
+def test_sizes_read_nested_subsets_that_cover_as_many_images_as_the_file_allows(tmp_path):
+    """A trial of size D reads the file's first D pairs (`iter_pairs`, then the stream's prefix):
+    under every rule and seed, a smaller size's pairs are a larger's first ones, and D pairs
+    cover min(D, images) images; the order of the images is the seed's, whatever the rule."""
+    images = 40
+    rows = [
+        {"image_id": f"img{i}", "caption": f"caption {k} of {i}"} for k in range(5) for i in range(images)
+    ]
+    write_jsonl(tmp_path / "rows.jsonl", rows)  # each image's captions far apart, as COCO's are
+    first_round = {}
+    for rule, seed in (("all", 0), ("disjoint", 0), ("all", 1)):
+        build(tmp_path, "rows.jsonl", "--rule", rule, "--seed", str(seed))
+        table = pq.read_table(tmp_path / "pairs.parquet")
+        written = list(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True))
+        assert [(a, b) for _, a, b in written] == list(iter_pairs([tmp_path / "pairs.parquet"]))
+        for small, large in ((10, 40), (40, 100), (100, len(written))):
+            assert len({image for image, _, _ in written[:small]}) == min(small, images)
+            assert set(written[:small]) <= set(written[:large])
+        first_round[rule, seed] = [image for image, _, _ in written[:images]]
+        order = json.loads((tmp_path / "pairs.json").read_text())["order"]
+        assert order["pairs_per_round"][0] == images and sum(order["pairs_per_round"]) == len(written)
+    assert first_round["all", 0] == first_round["disjoint", 0] != first_round["all", 1]
