@@ -9,14 +9,8 @@ import pytest
 from fits.curve.curveset import CurveSet
 from fits.curve.gaps import Bound
 from fits.curve.settings import FitSettings
-from fits.report.plots import (
-    _draw_curve,
-    calibration_figure,
-    gap_figure,
-    residual_figure,
-    scaling_figure,
-    write_plots,
-)
+from fits.report.plots import calibration_figure, gap_figure, residual_figure, write_plots
+from fits.report.scaling_plot import draw_curve, scaling_figure
 from fits.run.results import FitRun, GapEstimate
 from tests.stores import NULL_P95
 
@@ -31,8 +25,8 @@ def shaded(axes: plt.Axes, label: str) -> set[tuple[float, float]]:
 def test_the_shaded_band_is_the_curves_own_band(curves, kind):
     ntp = curves["ntp"]  # a curve whose bands come from the seed bootstrap of every law
     figure, axes = plt.subplots()
-    _draw_curve(axes, ntp, "tab:green")
-    drawn = shaded(axes, {"ci": "ntp: 95% CI of the mean", "pi": "ntp: 95% PI of a 3-seed mean"}[kind])
+    draw_curve(axes, ntp, "tab:green")
+    drawn = shaded(axes, {"ci": "ntp: CI", "pi": "ntp: PI"}[kind])
     plt.close(figure)
     edges = {(b.samples, round(edge, 12)) for b in ntp.band for edge in getattr(b, kind)}
     assert edges <= drawn and len(drawn - edges) <= 2  # fill_between closes its path
@@ -41,7 +35,7 @@ def test_the_shaded_band_is_the_curves_own_band(curves, kind):
 
 def test_the_scaling_plot_draws_chance_and_the_null(curves):
     figure, axes = plt.subplots()
-    _draw_curve(axes, curves["ntp"], "tab:green")
+    draw_curve(axes, curves["ntp"], "tab:green")
     levels = {round(line.get_ydata()[0], 6) for line in axes.lines if line.get_linestyle() == "-."}
     plt.close(figure)
     assert levels == {round(NULL_P95, 6)}
@@ -62,36 +56,47 @@ def published(reference: str, eval_set: str, model: str = "NTP 109M") -> pd.Data
     )
 
 
-def labels(axes: plt.Axes) -> list[str]:
-    return [text.get_text() for text in axes.get_legend().get_texts()]
+def labels(figure: plt.Figure) -> list[str]:
+    """The legend's entries (it stands beside the rightmost panel)."""
+    return [text.get_text() for text in figure.axes[-1].get_legend().get_texts()]
 
 
 def test_the_scaling_plot_frames_data_and_forecasts_and_labels_every_mark(curves):
+    """The data keep the axis: the published 900M point, far past them, is drawn across a
+    broken axis in a panel of its own; the legend names each objective once and each mark's
+    style once."""
     sizes = {"base": 109.5e6}  # BERT-B's parameters, as its trials recorded them
     run = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values()), model_sizes=sizes))
     figure = scaling_figure(run, "base", "dino", published("dino", "wit-1024"))
-    axes = figure.axes[0]
-    low, high = axes.get_xlim()
-    samples = [s for c in curves.values() for s in c.points.samples] + [900e6]
-    assert low <= min(samples) and high >= max(samples)  # the data and the 900M forecast
-    assert high < 900e6 * 3 and low > min(samples) / 3  # and not much more
-    assert axes.get_ylim()[0] >= 0 and axes.get_ylim()[1] <= 1
-    names = labels(axes)
-    for expected in (
-        "ntp: 95% CI of the mean",
-        "ntp: 95% PI of a 3-seed mean",
-        "ntp: random init 0.0",
-        "chance",
-    ):
-        assert any(name.startswith(expected) for name in names), (expected, names)
-    assert any("mean ± seed sd (3 seeds)" in name for name in names)
+    near, beyond = figure.axes
+    low, high = near.get_xlim()
+    samples = [s for c in curves.values() for s in c.points.samples]
+    samples += [f.samples for c in curves.values() for f in c.forecasts if f.samples < 900e6]
+    assert low <= min(samples) and high >= max(samples) and high < 900e6 / 8  # the data, not 900M
+    assert low > min(samples) / 3 and high < max(samples) * 3  # and not much more
+    assert beyond.get_xlim()[0] < 900e6 < beyond.get_xlim()[1]
+    assert near.get_ylim()[0] >= 0 and near.get_ylim()[1] <= 1
+    names = labels(figure)
+    assert [n.split(" ")[0] for n in names if "seeds; laws" in n] == [
+        c.key.objective for c in curves.values()
+    ]
+    for expected in ("95% CI of the mean", "95% PI of a 3-seed mean", "random init", "chance", "held out"):
+        assert sum(name.startswith(expected) for name in names) == 1, (expected, names)
     assert any(name.startswith("published: NTP 109M") for name in names)
-    diamonds = [line for line in axes.lines if line.get_marker() == "D"]
+    diamonds = [line for line in near.lines if line.get_marker() == "D"]
     assert len(diamonds) == sum(len(c.forecasts) for c in curves.values())  # each forecast marked
-    assert axes.get_legend().get_bbox_to_anchor().x0 > axes.get_window_extent().x1 - 1  # outside
+    assert beyond.get_legend().get_bbox_to_anchor().x0 > beyond.get_window_extent().x1 - 1  # outside
     assert any(
         text.get_text().startswith("flags") and "EXTRAPOLATED" in text.get_text() for text in figure.texts
     )
+    plt.close(figure)
+
+
+def test_without_far_points_the_scaling_plot_is_one_panel(curves):
+    near = [replace(c, forecasts=tuple(f for f in c.forecasts if f.samples < 900e6)) for c in curves.values()]
+    run = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(near)))
+    figure = scaling_figure(run, "base", "dino", pd.DataFrame())
+    assert len(figure.axes) == 1 and figure.axes[0].get_legend() is not None
     plt.close(figure)
 
 
@@ -105,11 +110,11 @@ def test_published_points_appear_only_for_the_same_model_reference_and_eval_set(
         ("dino", "wit-1024", "NTP 33M"),  # the other model's point: not on this panel
     ):
         figure = scaling_figure(run, "base", "dino", published(reference, eval_set, model))
-        assert not any(name.startswith("published") for name in labels(figure.axes[0])), model
+        assert not any(name.startswith("published") for name in labels(figure)), model
         plt.close(figure)
     unsized = FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values())))  # an import
     figure = scaling_figure(unsized, "base", "dino", published("dino", "wit-1024"))
-    assert not any(name.startswith("published") for name in labels(figure.axes[0]))  # unknown: none
+    assert not any(name.startswith("published") for name in labels(figure))  # unknown: none
     plt.close(figure)
 
 
