@@ -126,6 +126,8 @@ def gap_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
     )
     axes.scatter([gap.samples_b], [gap.target], marker="D", color="k", label="N_B*")
     axes.set_xscale("log")
+    ends = [gap.samples_b / high, gap.samples_b / low, *axes.get_xlim()]  # the whiskers in the frame
+    axes.set_xlim(min(e for e in ends if e > 0) / 1.3, max(e for e in ends if np.isfinite(e)) * 1.3)
     axes.set_title(
         f"R = {gap.ratio:.3g}x [{low:.3g}, {high:.3g}] ({gap.faster} vs {gap.slower}, {gap.reference})",
         fontsize=9,
