@@ -28,6 +28,7 @@ __all__ = [
     "Spec",
     "TrainConfig",
     "TrialConfig",
+    "held_out",
 ]
 
 KEY_VERSION = 2  # bump when a code change alters what an unchanged trial config produces
@@ -214,7 +215,12 @@ class Spec:
         return dict(self.model_resources).get(model, self.resources)
 
     def is_held_out(self, trial: TrialConfig) -> bool:
-        return any(all(getattr(trial, axis) in values for axis, values in rule) for rule in self.holdout)
+        return held_out(self.holdout, trial)
+
+
+def held_out(rules: tuple[tuple[tuple[str, tuple[Any, ...]], ...], ...], trial: TrialConfig) -> bool:
+    """Whether a holdout rule matches the trial (every axis it names holds the trial's value)."""
+    return any(all(getattr(trial, axis) in values for axis, values in rule) for rule in rules)
 
 
 @functools.lru_cache(maxsize=256)

@@ -26,6 +26,7 @@ from orchestrator.sweepfile.config import (
     Spec,
     TrainConfig,
     TrialConfig,
+    held_out,
 )
 from orchestrator.sweepfile.fields import (
     FieldError,
@@ -163,6 +164,14 @@ def _check_holdout(holdout: tuple[HoldoutRule, ...], trials: Iterable[TrialConfi
                     raise FieldError(
                         f"{path}.{axis}[{index}]", f"{value!r} is not among the sweep's trials' {axis}s"
                     )
+    curves: dict[tuple[str, str], list[bool]] = {}
+    for trial in trials:
+        curves.setdefault((trial.objective, trial.model), []).append(held_out(holdout, trial))
+    if bare := next((curve for curve, held in curves.items() if all(held)), None):
+        raise FieldError(
+            "holdout",
+            f"holds out every run of {bare[0]} on {bare[1]}: its law has no point to fit; hold out fewer",
+        )
 
 
 def _check_worker_batches(

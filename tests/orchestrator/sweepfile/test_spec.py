@@ -150,6 +150,8 @@ def test_holdout_rules_hold_out_a_trial_matching_any_of_them():
         spec_of(holdout=[{"objective": ["ntp"]}, {"data_size": ["8K"]}])
     with pytest.raises(SpecError, match=r"holdout\[0\]: is empty"):
         spec_of(holdout=[{}])
+    with pytest.raises(SpecError, match=r"holdout: holds out every run of ntp on tiny: its law has no point"):
+        spec_of(holdout={"objective": ["ntp"]})  # orch check --design passed it: a curve of no points
 
 
 # --- malformed files: one line naming file and field, exit 2, no traceback ---------------
