@@ -76,20 +76,25 @@ def _gap_text(gap: GapEstimate) -> str:
     return "\n".join(lines)
 
 
+def _unidentified_figure(gap: GapEstimate) -> plt.Figure:
+    """The reasons as text, over R against the level where the curves share levels."""
+    lines = 2 + len(gap.reasons)
+    if not gap.ratio_curve:
+        figure = plt.figure(figsize=(7.5, 0.7 + 0.25 * lines))
+        figure.text(0.01, 0.95, _gap_text(gap), fontsize=8, va="top", wrap=True)
+        return figure
+    figure, axes = plt.subplots(figsize=(7.5, 3.5 + 0.25 * lines))
+    figure.subplots_adjust(top=3.5 / (3.5 + 0.25 * lines) - 0.08)
+    figure.text(0.01, 0.99, _gap_text(gap), fontsize=8, va="top", wrap=True)
+    draw_ratio_by_level(axes, gap)
+    return figure
+
+
 def gap_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
     """The two curves and the crossing, or the reasons as text when not identifiable; R
     against the level beside them wherever both curves cross a level inside their data."""
     if not gap.identifiable:
-        lines = 2 + len(gap.reasons)
-        if not gap.ratio_curve:
-            figure = plt.figure(figsize=(7.5, 0.7 + 0.25 * lines))
-            figure.text(0.01, 0.95, _gap_text(gap), fontsize=8, va="top", wrap=True)
-            return figure
-        figure, axes = plt.subplots(figsize=(7.5, 3.5 + 0.25 * lines))
-        figure.subplots_adjust(top=3.5 / (3.5 + 0.25 * lines) - 0.08)
-        figure.text(0.01, 0.99, _gap_text(gap), fontsize=8, va="top", wrap=True)
-        draw_ratio_by_level(axes, gap)
-        return figure
+        return _unidentified_figure(gap)
     figure, (axes, by_level) = plt.subplots(1, 2, figsize=(12, 4), width_ratios=(3, 2))
     if gap.ratio_curve:
         draw_ratio_by_level(by_level, gap)
