@@ -545,6 +545,12 @@ def coco_captions(folder: Path, name: str = "captions.json") -> Path:
     return folder / name
 
 
+def parquet_captions(path: Path) -> None:
+    pq.write_table(
+        pa.Table.from_pylist([{"image_id": 1, "caption": "a"}, {"image_id": 1, "caption": "b"}]), path
+    )
+
+
 @case("--out captions.parquet: its sidecar captions.json is the input captions.json")
 def data_pairs_sidecar_over_its_coco_input(folder):
     coco_captions(folder)
@@ -553,10 +559,7 @@ def data_pairs_sidecar_over_its_coco_input(folder):
 
 @case("--out rows.parquet: rows.parquet is the input rows.parquet")
 def data_pairs_out_is_its_input(folder):
-    pq.write_table(
-        pa.Table.from_pylist([{"image_id": 1, "caption": "a"}, {"image_id": 1, "caption": "b"}]),
-        folder / "rows.parquet",
-    )
+    parquet_captions(folder / "rows.parquet")
     return ["data", "pairs", "rows.parquet", "--out", "rows.parquet"]
 
 
@@ -582,10 +585,7 @@ def data_pairs_sidecar_over_a_file_orch_did_not_write(folder):
 
 @case("--out link.parquet: link.parquet is the input captions.parquet")
 def data_pairs_out_a_link_to_its_input(folder):
-    pq.write_table(
-        pa.Table.from_pylist([{"image_id": 1, "caption": "a"}, {"image_id": 1, "caption": "b"}]),
-        folder / "captions.parquet",
-    )
+    parquet_captions(folder / "captions.parquet")
     (folder / "link.parquet").symlink_to("captions.parquet")
     return ["data", "pairs", "captions.parquet", "--out", "link.parquet"]
 
