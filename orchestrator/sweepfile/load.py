@@ -134,6 +134,7 @@ def _parse(raw: Any, source: str, text: str, base_dir: Path) -> Spec:
         raise FieldError("exclude", "removes every trial of the grid (loosen the filters)")
     resources, per_model = parse_resources(top.get("resources", {}))
     _check_worker_batches(trials.values(), resources, dict(per_model))
+    _check_batches(trials.values())
     holdout, holdout_above = parse_holdout(top.get("holdout", {}))
     _check_holdout(holdout, trials.values())
     rules_of(data).check_objectives(data, {objective_of(t.objective) for t in trials.values()})
@@ -171,6 +172,19 @@ def _check_holdout(holdout: tuple[HoldoutRule, ...], trials: Iterable[TrialConfi
         raise FieldError(
             "holdout",
             f"holds out every run of {bare[0]} on {bare[1]}: its law has no point to fit; hold out fewer",
+        )
+
+
+def _check_batches(trials: Iterable[TrialConfig]) -> None:
+    """A batch takes distinct samples: a data size below the batch size would put one sample in
+    its own batch twice, a positive pair among its own negatives."""
+    small = min(trials, key=lambda t: t.data_size - t.train.batch_size, default=None)
+    if small is not None and small.data_size < small.train.batch_size:
+        raise FieldError(
+            "train.batch_size",
+            f"{small.train.batch_size} is above the data size {small.data_size:,} of trial "
+            f"{small.objective}/{small.model}/seed {small.seed}: a batch would hold a sample twice; "
+            "lower the batch size or raise the data size",
         )
 
 

@@ -346,6 +346,15 @@ def sweep_until_decided_with_a_billion_rounds(folder):
     return [*files_sweep(folder), "--until-decided", "--max-rounds", "1000000000"]
 
 
+@case("train.batch_size: 32 is above the data size 16 of trial ntp/tiny/seed 0: a batch would hold")
+def sweep_whose_data_size_is_below_its_batch(folder):
+    args = files_sweep(folder)
+    raw = yaml.safe_load((folder / "s.yaml").read_text())
+    raw["grid"]["data_size"] = [16]
+    (folder / "s.yaml").write_text(yaml.safe_dump(raw))
+    return [*args, "--dry-run"]
+
+
 # --- orch import of runs ------------------------------------------------------------------------
 
 RUNS_HEADER = "objective,model,data_size,seed,samples_seen,metric,reference,eval_set,value"
