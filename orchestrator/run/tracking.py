@@ -27,7 +27,7 @@ from db import CheckpointReport, TrialStatus, mask_text, mask_url
 from orchestrator.errors import InputError
 from orchestrator.sweepfile import TrialConfig
 
-__all__ = ["BACKENDS", "TrackedTrial", "Tracker", "TrackingTarget", "parse_target"]
+__all__ = ["BACKENDS", "TrackedTrial", "Tracker", "TrackingTarget", "mlflow_uri", "parse_target"]
 
 BACKENDS = ("mlflow", "tensorboard", "wandb")
 _NAME_UNSAFE = re.compile(r"[^\w.\- /]")  # what MLflow refuses in a metric name ('@' in mutual_knn@10)
@@ -50,6 +50,16 @@ def masked(where: str) -> str:
     """A target's value as it may be shown or stored: a URI's password and secret parameters
     masked, whatever they hold (quotes and spaces included); a project name as it is."""
     return mask_url(where) if "://" in where else where
+
+
+def mlflow_uri(where: str) -> str:
+    """A tracking URI as MLflow 3 takes it: a folder (or a `file:` URI, MLflow's file store,
+    which it no longer writes) is MLflow's SQLite store `mlflow.db` inside it, made here."""
+    if "://" in where and not where.startswith("file:"):
+        return where
+    folder = Path(where.removeprefix("file://").removeprefix("file:")).expanduser().resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{folder / 'mlflow.db'}"
 
 
 def parse_target(value: str) -> TrackingTarget:
@@ -222,10 +232,9 @@ class Tracker:
             from ray.air.integrations.mlflow import MLflowLoggerCallback
 
             logging.getLogger("mlflow").setLevel(logging.WARNING)  # its database set-up talks at INFO
-            default = f"sqlite:///{(self._folder().parent / 'mlflow.db').resolve()}"
-            asked = os.environ.get("MLFLOW_TRACKING_URI")
+            asked = target.where or os.environ.get("MLFLOW_TRACKING_URI") or str(self._folder().parent)
             callback = MLflowLoggerCallback(
-                target.where or asked or default, experiment_name=self.sweep, tags={"orch.sweep": self.sweep}
+                mlflow_uri(asked), experiment_name=self.sweep, tags={"orch.sweep": self.sweep}
             )
             with _environment_kept("MLFLOW_TRACKING_URI"):  # MLflow's set_tracking_uri writes it
                 callback.setup()

@@ -128,6 +128,23 @@ def test_a_backend_that_fails_is_one_warning_line_and_the_others_go_on(tmp_path)
     assert list((tmp_path / "tracking" / "s" / trial.key[:12]).glob("events.out.tfevents.*"))
 
 
+@pytest.mark.parametrize("form", ["{}", "file://{}"])
+def test_mlflow_given_a_folder_keeps_its_sqlite_store_in_it(tmp_path, form):
+    """A folder, or MLflow's file: URI (its file store, which MLflow 3 no longer writes), holds
+    MLflow's SQLite store: the trial's run is read back from it."""
+    folder = tmp_path / "runs" / "mlflow"
+    warnings: list[str] = []
+    (trial,) = ONE.trials
+    tracker = Tracker(
+        "s", [parse_target(f"mlflow={form.format(folder)}")], ONE.trials, tmp_path, warnings.append
+    )
+    _run(tracker, trial.key, TrialStatus.DONE)
+    tracker.close()
+    assert warnings == []
+    runs = _mlflow_runs(f"sqlite:///{folder / 'mlflow.db'}", "s")
+    assert list(runs.index) == [trial.key[:12]] and runs.loc[trial.key[:12], "status"] == "FINISHED"
+
+
 def test_a_secret_in_a_tracking_uri_never_shows(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")  # nothing listens: fail at once
     target = parse_target("mlflow=http://u:Planted-S3cret@127.0.0.1:9/")
