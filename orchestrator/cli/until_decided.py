@@ -83,8 +83,10 @@ def run_until_decided(
 ) -> tuple[Loop, Any]:
     """The grid, then rounds; (the loop, the last sweep outcome). `options`: the sweep's
     `SweepOptions`; `throughput` prices a GPU's FLOPs for the picks' costs."""
+    from orchestrator.data.sources import source_of
     from orchestrator.run.scheduler import ray_session
 
+    source_of(spec.data).check(spec.data, spec.eval)  # bad files: before Ray starts or a store is made
     with ray_session(options) as joined, contextlib.closing(Store.open(url)) as store:
         loop = Loop(spec.name, look_confidence(limits.max_rounds), limits, store.rounds(spec.name), [])
         pending = loop.rounds[-1].round if loop.rounds and loop.rounds[-1].finished is None else None

@@ -355,6 +355,20 @@ def sweep_whose_data_size_is_below_its_batch(folder):
     return [*args, "--dry-run"]
 
 
+@case("pairs.jsonl:2: not JSON")
+def sweep_until_decided_on_a_broken_file(folder):
+    """The loop checks its files before Ray starts or a store is made, as orch sweep does."""
+    claim = {"id": "level", "says": "NTP aligns at 0.1", "source": "a test", "kind": "level"}
+    claim |= {"objective": "ntp", "at": "1K", "value": 0.1, "tolerance": 0.05}
+    args = files_sweep(folder, claims=[claim])
+    raw = yaml.safe_load((folder / "s.yaml").read_text())
+    raw["grid"]["seed"] = [0, 1]  # two seeds measure the noise: the design check says nothing
+    (folder / "s.yaml").write_text(yaml.safe_dump(raw))
+    lines = (folder / "pairs.jsonl").read_text().splitlines()
+    (folder / "pairs.jsonl").write_text("\n".join([lines[0], "{oops", *lines[2:]]) + "\n")
+    return [*args, "--until-decided"]
+
+
 # --- orch import of runs ------------------------------------------------------------------------
 
 RUNS_HEADER = "objective,model,data_size,seed,samples_seen,metric,reference,eval_set,value"
