@@ -9,7 +9,7 @@ from pathlib import Path
 
 from orchestrator.errors import InputError
 
-__all__ = ["NEXT_HEADER", "check_outputs", "sqlite_file", "written_by_orch"]
+__all__ = ["NEXT_HEADER", "check_outputs", "check_writable", "sqlite_file", "written_by_orch"]
 
 NEXT_HEADER = "# orch next:"  # the first line of every sweep file `orch next --write` writes
 
@@ -51,6 +51,17 @@ def check_outputs(flag: str, targets: Sequence[Path], inputs: Iterable[Path | No
         if not target.is_file() or not written_by_orch(target):
             kind = "is not a file" if not target.is_file() else "orch did not write it"
             raise InputError(f"{flag} {out}: {what} is there and {kind}; move it, or give another {flag}")
+
+
+def check_writable(flag: str, out: Path) -> None:
+    """Refuse, before any work, an output whose folder takes no file (read-only, /proc)."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=out.parent, prefix=f".{out.name}."):
+            pass
+    except OSError as error:
+        raise InputError(f"{flag} {out}: cannot write in {out.parent} ({error.strerror or error})") from None
 
 
 def _same_file(one: Path, other: Path) -> bool:

@@ -13,7 +13,7 @@ from orchestrator.data.matrices import DataError
 from orchestrator.data.shards import read_rows
 from orchestrator.extraction.output import installed_version
 from orchestrator.extraction.output import publish as write_both
-from orchestrator.outputs import check_outputs
+from orchestrator.outputs import check_outputs, check_writable
 
 __all__ = ["Overlap", "check_out", "describe_inputs", "normalised", "publish", "staged_path"]
 
@@ -26,6 +26,7 @@ def check_out(out: Path, inputs: Iterable[Path | None]) -> None:
     if not out.parent.is_dir():
         raise DataError(f"--out {out}: no folder {out.parent} (make it first)")
     check_outputs("--out", [out, out.with_suffix(".json")], inputs)
+    check_writable("--out", out)
 
 
 def staged_path(out: Path) -> Path:

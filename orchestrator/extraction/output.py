@@ -13,7 +13,7 @@ import numpy as np
 from orchestrator.errors import InputError
 from orchestrator.extraction.manifest import Item
 from orchestrator.extraction.options import Extraction, Options
-from orchestrator.outputs import check_outputs
+from orchestrator.outputs import check_outputs, check_writable
 
 __all__ = [
     "FORMAT",
@@ -42,6 +42,7 @@ def check_out(out: Path, items: Path) -> None:
     if not out.parent.is_dir():
         raise InputError(f"--out {out}: no folder {out.parent} (make it first)")
     check_outputs("--out", [out, sidecar_path(out)], [items])
+    check_writable("--out", out)
 
 
 def write_features(

@@ -625,6 +625,18 @@ def data_pairs_reading_eval_texts_from_a_device(folder):
     return ["data", "pairs", "captions.json", "--eval-texts", "/dev/zero", "--out", "p.parquet"]
 
 
+@case("--out /proc/pairs.parquet: cannot write in /proc")
+def data_pairs_out_where_no_file_can_be_made(folder):
+    coco_captions(folder)
+    return ["data", "pairs", "captions.json", "--out", "/proc/pairs.parquet"]
+
+
+@case("--out /proc/chunks.parquet: cannot write in /proc")
+def data_chunks_out_where_no_file_can_be_made(folder):
+    write_jsonl(folder / "docs.jsonl", [{"text": "one two three four"}])
+    return ["data", "chunks", "docs.jsonl", "--out", "/proc/chunks.parquet"]
+
+
 def next_of(folder: Path) -> list[str]:
     return [*fit(folder)[:2], "next"]
 
