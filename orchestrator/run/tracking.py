@@ -77,7 +77,25 @@ def parse_target(value: str) -> TrackingTarget:
     package = {"mlflow": "mlflow", "tensorboard": "tensorboardX", "wandb": "wandb"}[backend]
     if importlib.util.find_spec(package) is None:
         raise InputError(f"--log {backend}: {package} is not installed; pip install 'orch[tracking]'")
+    if backend == "wandb" and not _wandb_can_log():  # else Ray's W&B actors fail, a traceback each
+        raise InputError(
+            f"--log {shown}: no W&B login; run `wandb login` or set WANDB_API_KEY, or log offline "
+            "(WANDB_MODE=offline) and `wandb sync` later"
+        )
     return TrackingTarget(backend, where or None)
+
+
+def _wandb_can_log() -> bool:
+    """W&B logs offline, or online with a key in the environment or ~/.netrc (as `wandb login`
+    leaves it)."""
+    import netrc
+
+    if os.environ.get("WANDB_MODE") in ("offline", "disabled", "dryrun") or os.environ.get("WANDB_API_KEY"):
+        return True
+    try:
+        return netrc.netrc().authenticators("api.wandb.ai") is not None
+    except (OSError, netrc.NetrcParseError):
+        return False
 
 
 @dataclass(eq=False)  # hashed by identity: Tune's callbacks key their runs by the trial object

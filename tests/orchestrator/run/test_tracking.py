@@ -187,6 +187,19 @@ def test_a_bad_log_value_names_the_fix(value, says):
         parse_target(value)
 
 
+def test_wandb_without_a_login_is_refused_before_the_sweep_and_offline_is_taken(tmp_path, monkeypatch):
+    """Ray's W&B actors, logged in nowhere, fail with a traceback each and log nothing: refused
+    up front, naming the three ways to log."""
+    pytest.importorskip("wandb")
+    for name in ("WANDB_MODE", "WANDB_API_KEY", "NETRC"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc
+    with pytest.raises(InputError, match="no W&B login; run `wandb login` or set WANDB_API_KEY"):
+        parse_target("wandb=my-project")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    assert parse_target("wandb=my-project").where == "my-project"
+
+
 def test_trial_params_are_flat():
     trial = parse_spec(sweep_raw(), "s.yaml").trials[0]
     params = trial_params(trial)
