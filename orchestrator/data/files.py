@@ -192,6 +192,11 @@ def _reference(
             raise DataError(f"{where}: {matrix.shape[0]} rows, but {texts_path} has {count} texts")
         layers.append(matrix)
     sidecar = read_sidecar(path)
+    if ids is not None and sidecar is not None and len(sidecar["rows"]["ids"]) != len(ids):
+        raise DataError(
+            f"{path}: its sidecar lists {len(sidecar['rows']['ids'])} row ids, but {texts_path} has "
+            f"{len(ids)} texts: make the features from the eval texts' manifest"
+        )
     if ids is not None and sidecar is not None and sidecar["rows"]["ids"] != ids:
         row = next(i for i, (a, b) in enumerate(zip(ids, sidecar["rows"]["ids"], strict=True)) if a != b)
         raise DataError(

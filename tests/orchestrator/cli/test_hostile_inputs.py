@@ -369,6 +369,21 @@ def sweep_until_decided_on_a_broken_file(folder):
     return [*args, "--until-decided"]
 
 
+@case("dino.npy: its sidecar lists 3 row ids, but")
+def sweep_whose_reference_sidecar_lists_too_few_rows(folder):
+    args = files_sweep(folder)
+    write_jsonl(folder / "eval.jsonl", [{"id": str(i), "text": text} for i, text in enumerate(TEXTS)])
+    rows = {"count": 3, "ids": ["0", "1", "2"], "sha256": ["a", "b", "c"]}
+    sidecar = {
+        "format": "orch-features/1",
+        "side": "image",
+        "model": {"folder": "m", "sha256": "s"},
+        "rows": rows,
+    }
+    (folder / "dino.json").write_text(json.dumps(sidecar))
+    return args
+
+
 # --- orch import of runs ------------------------------------------------------------------------
 
 RUNS_HEADER = "objective,model,data_size,seed,samples_seen,metric,reference,eval_set,value"
