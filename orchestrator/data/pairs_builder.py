@@ -39,6 +39,7 @@ RULES = ("disjoint", "all", "one")
 
 
 NOTE_EVERY = 1_000_000  # captions between progress lines
+ALL_MOST = 100  # captions an image under --rule all (4,950 pairs); COCO's have 5 to 7
 # the sidecar's counts: images paired, pairs, images with one caption (left out under
 # skip_single), captions in no pair (disjoint's odd ones out, one's others)
 COUNTS = ("images", "pairs", "single", "unused")
@@ -163,6 +164,13 @@ def _pairs(
                 )
             counts["single"] += 1
             continue
+        if rule == "all" and len(texts) > ALL_MOST:
+            where = row_name(inputs[sources[members[0]]], int(places[members[0]]))
+            raise DataError(
+                f"{where}: image {image_id!r} has {len(texts):,} captions: --rule all would pair them "
+                f"{len(texts) * (len(texts) - 1) // 2:,} ways; use --rule disjoint or one (at most "
+                f"{ALL_MOST} captions an image under all)"
+            )
         chosen = _choose(texts, rule, rng)
         counts["images"] += 1
         counts["pairs"] += len(chosen)

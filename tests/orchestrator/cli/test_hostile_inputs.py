@@ -652,6 +652,12 @@ def data_chunks_out_where_no_file_can_be_made(folder):
     return ["data", "chunks", "docs.jsonl", "--out", "/proc/chunks.parquet"]
 
 
+@case("image '1' has 20,000 captions: --rule all would pair them 199,990,000 ways")
+def data_pairs_all_of_an_image_with_20k_captions(folder):
+    write_jsonl(folder / "rows.jsonl", [{"image_id": 1, "caption": f"caption {i}"} for i in range(20_000)])
+    return ["data", "pairs", "rows.jsonl", "--rule", "all", "--out", "pairs.parquet"]
+
+
 def next_of(folder: Path) -> list[str]:
     return [*fit(folder)[:2], "next"]
 
