@@ -2,7 +2,8 @@
 store: the trials' counts and each curve's newest value with its SE; at most every
 `--refit-every` seconds, the claims judged again as `orch check` judges them (the fit is the
 costly part, so it is the part that waits). Read-only; it ends once no trial of the sweep is
-pending or running, after one last refit, or at Ctrl-C."""
+pending or running, after one last refit; when no driver holds the active trials any more (none
+has beaten its lease for `LEASE_STALE_S`: a killed driver), saying so; or at Ctrl-C."""
 
 import sys
 import time
@@ -14,6 +15,7 @@ from fits.curve.settings import DEFAULT_METRIC
 from fits.report.text import render_table
 from foundation.sizes import format_size
 from orchestrator.errors import InputError
+from orchestrator.run.leases import LEASE_STALE_S
 
 __all__ = ["watch_sweep"]
 
@@ -37,7 +39,22 @@ def watch_sweep(store: Any, name: str, every_s: float, refit_every_s: float) -> 
         click.echo((CLEAR if sys.stdout.isatty() else "\n") + "\n\n".join(frame))
         if not active:
             return
+        if _driver_gone(store, name):
+            click.echo(
+                f"orch: no driver holds sweep {name}'s {active} active trials (no lease beaten in "
+                f"{LEASE_STALE_S:.0f} s): its driver is gone; rerun orch sweep on its file to resume them",
+                err=True,
+            )
+            return
         time.sleep(every_s)
+
+
+def _driver_gone(store: Any, name: str) -> bool:
+    from orchestrator.run.status import ACTIVE
+
+    trials = store.trials_frame(name)
+    beats = trials[trials.status.isin(ACTIVE)].lease_heartbeat.dropna()
+    return beats.empty or time.time() - float(beats.max()) > LEASE_STALE_S
 
 
 def _heading(status: dict) -> str:

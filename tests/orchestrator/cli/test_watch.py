@@ -19,8 +19,9 @@ def test_watch_refreshes_until_the_last_trial_ends_and_refits_at_its_end(swept):
     store = Store.open(url)
     last = store.trials_frame(SWEEP).key.iloc[-1]
     store.close()
-    with create_engine(url).begin() as connection:  # as a driver leaves it mid-run
-        connection.execute(update(schema.trials).where(schema.trials.c.key == last).values(status="running"))
+    with create_engine(url).begin() as connection:  # as a live driver holds it mid-run
+        running = {"status": "running", "lease_owner": "a-driver", "lease_heartbeat": time.time()}
+        connection.execute(update(schema.trials).where(schema.trials.c.key == last).values(**running))
 
     def end_the_last_trial() -> None:
         time.sleep(1.5)
@@ -44,6 +45,18 @@ def test_watch_refreshes_until_the_last_trial_ends_and_refits_at_its_end(swept):
     )
     assert curve.endswith("eval items")  # one seed: the SE is its score's over the eval items
     assert "Claims: 1 of 1 open" in last_frame and "good_first" in last_frame and "95% interval" in last_frame
+
+
+def test_watch_on_a_killed_drivers_sweep_says_the_driver_is_gone_and_ends(swept):
+    """A killed driver leaves its trial running, its lease beaten last two minutes ago."""
+    last = Store.open(swept).trials_frame(SWEEP).key.iloc[-1]
+    with create_engine(swept).begin() as connection:
+        killed = {"status": "running", "lease_owner": "a-driver", "lease_heartbeat": time.time() - 120}
+        connection.execute(update(schema.trials).where(schema.trials.c.key == last).values(**killed))
+    result = orch("--store", swept, "status", SWEEP, "--watch", "--every", "0.2")
+    assert result.returncode == 0, result.stderr
+    assert f"orch: no driver holds sweep {SWEEP}'s 1 active trials" in result.stderr
+    assert "its driver is gone" in result.stderr and result.stdout.count(f"sweep {SWEEP}:") == 1
 
 
 def test_watch_on_a_sweep_without_claims_says_so_and_whose_spread_each_se_is(tmp_path):
