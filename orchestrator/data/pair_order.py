@@ -65,10 +65,7 @@ class Rounds:
     def record(self, seed: int) -> dict[str, Any]:
         """What the sidecar says of the order: the first D pairs cover min(D, images) images
         while D is within round 0 (one pair an image), and every image past it."""
-        return {
-            "rounds_by_seeded_image_order": seed,
-            "pairs_per_round": [self.sizes[r] for r in sorted(self.sizes)],
-        }
+        return {"seed": seed, "pairs_per_round": [self.sizes[r] for r in sorted(self.sizes)]}
 
     def write(self, writer: Any) -> None:
         """Every pair into `writer` (a Parquet writer), round by round, each round's buckets in
