@@ -276,6 +276,7 @@ def test_a_sweep_over_pairs_built_from_coco_captions_runs_end_to_end_with_orch_f
     assert sidecar["counts"]["pairs"] == 80 and sidecar["rule"] == "disjoint"
     data = file_dataset(tmp_path, [], [f"{w} {i}" for i, w in enumerate(words * 5)], width=8)
     raw = sweep_raw("built", objectives=("jepa_good",), sizes=("16", "32", "64"), seeds=(0,))
+    raw["train"] = {**raw.get("train", {}), "batch_size": 8}  # a batch of distinct samples at 16
     raw |= {
         "data": data | {"pairs": "pairs.parquet", "max_len": 16},
         "eval": {"set": "toy-30", "metrics": ["mutual_knn@10"], "checkpoints": {"first": 8}},
