@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import NullFormatter
 
 from fits.curve.curveset import CurveFit
 from fits.curve.level import LEVEL
@@ -190,6 +191,7 @@ def _panels(far: list[float]) -> tuple[plt.Figure, list[plt.Axes]]:
         )
     beyond.set_xlim(min(far) / 1.6, max(far) * 1.6)
     beyond.set_xscale("log")
+    beyond.xaxis.set_minor_formatter(NullFormatter())  # a minor label would crowd the break
     return figure, [near, beyond]
 
 
