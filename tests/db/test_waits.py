@@ -63,3 +63,50 @@ def test_a_bad_lock_wait_is_one_line(tmp_path):
     assert result.returncode == 2 and result.stderr.strip() == (
         "orch: error: ORCH_LOCK_WAIT_S='soon': give the seconds a lock is waited for (default 60)"
     )
+
+
+HOLD_READS = """
+import sqlite3, sys, time
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("PRAGMA locking_mode=EXCLUSIVE")  # in WAL mode, the one lock readers wait on
+connection.execute("BEGIN EXCLUSIVE")
+connection.execute("SELECT count(*) FROM trials")
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+connection.execute("COMMIT")
+connection.close()
+"""
+
+
+def test_a_watch_started_on_a_locked_store_says_so_and_draws_once_the_lock_ends(tmp_path):
+    path = tmp_path / "orch.db"
+    simulated_store(f"sqlite:///{path}").close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_READS, str(path), "9"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        watch = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "orchestrator",
+                "--store",
+                f"sqlite:///{path}",
+                "status",
+                "--watch",
+                "--every",
+                "1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        took = time.monotonic() - started
+    finally:
+        holder.kill()
+    assert watch.returncode == 0, watch.stderr
+    assert "busy, waiting: 5 s so far" in watch.stderr  # said while the lock was held
+    assert "sweep sim: 48 trials (48 done)" in watch.stdout  # drawn once it ended
+    assert took < 9 + 30  # not waiting out the bound (60 s) after the lock ended
