@@ -1,5 +1,6 @@
 """What is recorded beside the trials' own rows: published baselines, each `orch fit` run (fits,
-forecasts, gaps, verdicts) and the rounds of `orch sweep --until-decided`. `Store` holds these
+forecasts, gaps, verdicts), the rounds of `orch sweep --until-decided` and what a sweep's trials
+were scored against (`remember`). `Store` holds these
 methods (`Findings` is one of its bases), so they share its transactions."""
 
 import time
@@ -85,3 +86,16 @@ class Findings:
         with self.session_scope() as connection:
             query = select(rounds).where(rounds.c.sweep == sweep).order_by(rounds.c.round)
             return [RoundRow(*row) for row in connection.execute(query)]
+
+    def remember(self, key: str, value: str, replace: bool) -> str:
+        """Keep `value` under `key` (over an earlier value only when `replace`); the value kept."""
+        meta = schema.orch_meta
+        with self.session_scope() as connection:
+            insert = self._insert(meta).values(key=key, value=value)
+            if replace:
+                connection.execute(
+                    insert.on_conflict_do_update(index_elements=["key"], set_={"value": value})
+                )
+            else:
+                connection.execute(insert.on_conflict_do_nothing())
+            return connection.execute(select(meta.c.value).where(meta.c.key == key)).scalar_one()

@@ -26,6 +26,7 @@ from orchestrator.run.callbacks import tune_callback
 from orchestrator.run.cells import TrialCell, TrialPack, key_of
 from orchestrator.run.cluster import CONNECT_TIMEOUT_S, check_reachable, connect
 from orchestrator.run.environment import sweep_environment
+from orchestrator.run.inputs import changed_inputs
 from orchestrator.run.leases import LEASE_STALE_S, Heartbeat, claim, driver_id
 from orchestrator.run.outbox import STORE_WAIT_S
 from orchestrator.run.packing import PACK_BELOW_S, sweep_packs
@@ -109,9 +110,13 @@ def run_sweep(spec: Spec, url: str, options: SweepOptions) -> SweepOutcome:
     if options.address and options.address != "auto":  # a cluster nobody answers for: no store made
         check_reachable(options.address, options.connect_timeout_s)
     storage = check_storage(options.storage)
-    with closing(Store.open(url, notify=_notice(options.progress))) as store, sweep_environment():
+    notify = _notice(options.progress)
+    with closing(Store.open(url, notify=notify)) as store, sweep_environment():
         statuses = store.trial_statuses(t.key for t in spec.trials)
         todo = [t for t in spec.trials if not (t.key in statuses and statuses[t.key].finished)]
+        changed = changed_inputs(store, spec, finished=len(spec.trials) - len(todo))
+        for line in changed if notify else ():
+            notify(line)
         outcome = SweepOutcome(spec.name, store.url, skipped=len(spec.trials) - len(todo))
         previous = signal.signal(signal.SIGTERM, raise_interrupt)
         owns_ray = False

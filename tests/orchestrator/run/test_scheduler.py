@@ -8,6 +8,7 @@ import signal
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import psutil
 import pytest
@@ -242,19 +243,40 @@ class PlantedCode:
         return (os.system, (f"touch {self.marker}",))
 
 
-def test_a_relative_sweep_path_reads_its_files_on_every_worker(tmp_path, monkeypatch):
-    folder = tmp_path / "data"
+def write_files_sweep(folder: Path) -> None:
+    """One tiny JEPA trial over 64 caption pairs, scored against a random reference."""
     folder.mkdir()
     pairs = [(f"a red cube {i}", f"the cube {i} is red") for i in range(64)]
     data = file_dataset(folder, pairs, [f"eval text {i}" for i in range(32)], width=8)
     raw = sweep_raw("files", objectives=("jepa_good",), sizes=("64",), seeds=(0,))
     raw |= {"data": data, "eval": {"set": "toy-32", "metrics": ["mutual_knn@10"], "checkpoints": "log2"}}
     (folder / "files.yaml").write_text(yaml.safe_dump(raw))
+
+
+def test_a_relative_sweep_path_reads_its_files_on_every_worker(tmp_path, monkeypatch):
+    folder = tmp_path / "data"
+    write_files_sweep(folder)
     monkeypatch.chdir(folder)
     spec = load_spec("files.yaml")  # relative, as `cd data && orch sweep files.yaml` gives it
     assert Path(spec.trials[0].data.base_dir).is_absolute()
     outcome = run_sweep(spec, f"sqlite:///{tmp_path / 'o.db'}", SweepOptions(storage=tmp_path / "runs"))
     assert outcome.counts == {"done": 1}, outcome.summary()
+
+
+def test_a_reference_changed_under_a_finished_trial_is_named_and_nothing_reruns(tmp_path):
+    write_files_sweep(tmp_path / "data")
+    url, said = f"sqlite:///{tmp_path / 'o.db'}", []
+    options = SweepOptions(storage=tmp_path / "runs", progress=said.append)
+    assert run_sweep(load_spec(tmp_path / "data" / "files.yaml"), url, options).counts == {"done": 1}
+    rerun = run_sweep(load_spec(tmp_path / "data" / "files.yaml"), url, options)
+    assert (rerun.counts, rerun.skipped) == ({}, 1) and not [line for line in said if "changed" in line]
+    np.save(tmp_path / "data" / "dino.npy", np.ones((32, 8)))  # the same path, other bytes
+    rerun = run_sweep(load_spec(tmp_path / "data" / "files.yaml"), url, options)
+    assert (rerun.counts, rerun.skipped) == ({}, 1)  # rerun only when asked: under a new path
+    changed = [line for line in said if "changed" in line]
+    assert len(changed) == 1 and changed[0].startswith("orch: data.eval.features.dino: ")
+    assert "dino.npy changed (sha256 " in changed[0] and "since 1 finished trial(s)" in changed[0]
+    assert "name it under a new path" in changed[0]
 
 
 def test_a_sweep_over_pairs_built_from_coco_captions_runs_end_to_end_with_orch_fit(tmp_path):
@@ -285,6 +307,10 @@ def test_a_sweep_over_pairs_built_from_coco_captions_runs_end_to_end_with_orch_f
     url = f"sqlite:///{tmp_path / 'o.db'}"
     outcome = run_sweep(spec, url, SweepOptions(storage=tmp_path / "runs"))
     assert outcome.counts == {"done": 3}, outcome.summary()
+    assert sidecar["order"]["images_seen"] == "a trial of D pairs sees min(D, 40) distinct images"
+    status = json.loads(orch("--store", url, "status", "built", "--json").stdout)
+    assert {t["data_size"]: t["images"] for t in status["sweeps"][0]["trials"]} == {16: 16, 32: 32, 64: 40}
+    assert "data_size  images" in orch("--store", url, "status", "built").stdout
     fit = orch("--store", url, "fit", "--out", str(tmp_path / "report"), "--json")
     assert fit.returncode == 0, fit.stderr
     assert [f["objective"] for f in json.loads(fit.stdout)["fits"]] == ["jepa_good"]
