@@ -323,7 +323,10 @@ def _status_store(ctx: click.Context, sweep_name: str | None) -> tuple[Any, list
 
 
 def _trials_table(trials: list[dict]) -> str:
-    headers = ["key", "objective", "model", "data_size", "seed", "status", "progress", "attempts", "reason"]
+    """The trials, with the images each data size sees where the pairs file records it."""
+    images = any(t["images"] is not None for t in trials)
+    headers = ["key", "objective", "model", "data_size", *(["images"] if images else [])]
+    headers += ["seed", "status", "progress", "attempts", "reason"]
     return render_table(
         headers,
         [
@@ -332,6 +335,7 @@ def _trials_table(trials: list[dict]) -> str:
                 t["objective"],
                 t["model"],
                 format_size(t["data_size"]),
+                *([f"{t['images'] or 0:,}"] if images else []),
                 t["seed"],
                 t["status"],
                 f"{100 * t['progress']:.0f}%",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BUCKETS", "Rounds", "bucket_of", "image_keys"]
+__all__ = ["BUCKETS", "Rounds", "bucket_of", "image_keys", "images_seen", "recorded_order"]
 
 BUCKETS = 256  # the top 8 bits of an image's key
 
@@ -32,6 +32,25 @@ def image_keys(ids: list[str], seed: int) -> np.ndarray:
         np.uint64,
         len(ids),
     )
+
+
+def images_seen(order: dict[str, Any], size: int) -> int:
+    """The distinct images a trial of `size` pairs sees in a file written in `order` (its
+    sidecar's record): one a pair through round 0, which holds each image once, then all."""
+    per_round = order["pairs_per_round"]
+    return min(size, per_round[0]) if per_round else 0
+
+
+def recorded_order(pairs: Path) -> dict[str, Any] | None:
+    """The order the sidecar beside a pairs file records (None: no sidecar by `orch data`)."""
+    import json
+
+    try:
+        sidecar = json.loads(pairs.with_suffix(".json").read_text())
+        order = sidecar["order"] if str(sidecar.get("format", "")).startswith("orch-") else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return order if isinstance(order, dict) and isinstance(order.get("pairs_per_round"), list) else None
 
 
 def bucket_of(keys: np.ndarray) -> np.ndarray:
@@ -65,7 +84,12 @@ class Rounds:
     def record(self, seed: int) -> dict[str, Any]:
         """What the sidecar says of the order: the first D pairs cover min(D, images) images
         while D is within round 0 (one pair an image), and every image past it."""
-        return {"seed": seed, "pairs_per_round": [self.sizes[r] for r in sorted(self.sizes)]}
+        images = self.sizes.get(0, 0)
+        return {
+            "seed": seed,
+            "pairs_per_round": [self.sizes[r] for r in sorted(self.sizes)],
+            "images_seen": f"a trial of D pairs sees min(D, {images}) distinct images",
+        }
 
     def write(self, writer: Any) -> None:
         """Every pair into `writer` (a Parquet writer), round by round, each round's buckets in

@@ -1,11 +1,14 @@
 """Sweep progress as the store records it: what `orch status` prints, and with `--watch` each
 curve's latest value."""
 
+import json
 import math
+from pathlib import Path
 
 import pandas as pd
 
 from db import Store
+from orchestrator.data.pair_order import images_seen, recorded_order
 
 __all__ = ["ACTIVE", "counts_line", "latest_curves", "sweep_status"]
 
@@ -14,13 +17,16 @@ ACTIVE = ("pending", "running")  # a trial in one of these may still add rows
 
 def sweep_status(store: Store, name: str) -> dict:
     """Per-trial state and progress of one sweep, with totals, in stable snake_case keys; trials
-    in the grid's order (objective, model, data size, seed)."""
+    in the grid's order (objective, model, data size, seed). `images`: the distinct images a
+    trial's data size covers, where its pairs file records its order (`orch data pairs`)."""
+    orders: dict[Path, dict | None] = {}
     trials = [
         {
             "key": row.key,
             "objective": row.objective,
             "model": row.model,
             "data_size": int(row.data_size),
+            "images": _images(row.config, int(row.data_size), orders),
             "seed": int(row.seed),
             "status": row.status,
             "samples_seen": int(row.samples_seen),
@@ -52,6 +58,21 @@ def sweep_status(store: Store, name: str) -> dict:
             "progress": seen / budget if budget else 0.0,
         },
     }
+
+
+def _images(config: str, size: int, orders: dict[Path, dict | None]) -> int | None:
+    """The images the first `size` pairs cover; None for the world, an imported run, or a file
+    without an order."""
+    raw = json.loads(config)
+    data = raw.get("data") if isinstance(raw, dict) else None
+    pairs = data.get("pairs") if isinstance(data, dict) and data.get("source") == "files" else None
+    if not isinstance(pairs, str) or any(c in pairs for c in "*?["):
+        return None
+    path = Path(raw.get("base_dir", ".")) / pairs
+    if path not in orders:
+        orders[path] = recorded_order(path)
+    order = orders[path]
+    return None if order is None else images_seen(order, size)
 
 
 def latest_curves(frame: pd.DataFrame) -> list[dict]:
