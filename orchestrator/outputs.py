@@ -1,7 +1,8 @@
 """Where a command may write: never over one of its own inputs (a sidecar included), and never
 over a file orch did not write. A file already there is replaced only when it bears orch's mark:
-a JSON sidecar whose format is orch's, the data file beside such a sidecar, or a sweep file
-headed by `orch next --write`. Checked before any work, so a refusal leaves nothing made."""
+a JSON sidecar whose format is orch's, the data file beside such a sidecar, a sweep file
+headed by `orch next --write`, or a manifest whose rows name `orch features manifest`. Checked
+before any work, so a refusal leaves nothing made."""
 
 import json
 from collections.abc import Iterable, Sequence
@@ -9,9 +10,17 @@ from pathlib import Path
 
 from orchestrator.errors import InputError
 
-__all__ = ["NEXT_HEADER", "check_outputs", "check_writable", "sqlite_file", "written_by_orch"]
+__all__ = [
+    "MANIFEST_MARK",
+    "NEXT_HEADER",
+    "check_outputs",
+    "check_writable",
+    "sqlite_file",
+    "written_by_orch",
+]
 
 NEXT_HEADER = "# orch next:"  # the first line of every sweep file `orch next --write` writes
+MANIFEST_MARK = {"written_by": "orch features manifest"}  # in each row of a manifest it writes
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -32,6 +41,8 @@ def written_by_orch(path: Path) -> bool:
     """Whether the file at `path` is one orch wrote, read from its mark (see the module's doc)."""
     if path.suffix in (".yaml", ".yml"):
         return _first_line(path).startswith(NEXT_HEADER)
+    if path.suffix == ".jsonl" and _marked_manifest(path):
+        return True
     return _orch_sidecar(path if path.suffix == ".json" else path.with_suffix(".json"))
 
 
@@ -82,9 +93,17 @@ def _orch_sidecar(path: Path) -> bool:
     return isinstance(found, dict) and str(found.get("format", "")).startswith("orch-")
 
 
-def _first_line(path: Path) -> str:
+def _marked_manifest(path: Path) -> bool:
+    try:
+        row = json.loads(_first_line(path, limit=1 << 16))
+    except ValueError:
+        return False
+    return isinstance(row, dict) and MANIFEST_MARK.items() <= row.items()
+
+
+def _first_line(path: Path, limit: int = 200) -> str:
     try:
         with path.open("rb") as handle:
-            return handle.readline(200).decode("utf-8", "replace")
+            return handle.readline(limit).decode("utf-8", "replace")
     except OSError:
         return ""

@@ -169,14 +169,18 @@ def manifest(sweep_file: str, out: str) -> None:
     import json
 
     from orchestrator.data.sources import source_of
+    from orchestrator.outputs import MANIFEST_MARK, check_outputs, check_writable
+    from orchestrator.run.inputs import scoring_files
     from orchestrator.sweepfile import load_spec
 
-    spec = load_spec(sweep_file)
+    spec, path = load_spec(sweep_file), Path(out)
+    check_outputs("--out", [path], [Path(sweep_file), *scoring_files(spec).values()])
+    check_writable("--out", path)
     texts, _ = source_of(spec.data).scoring_set(spec.trials[0])
-    path = Path(out)
     staged = path.with_name(f".{path.name}.partial")
+    rows = ({"id": str(i), "text": text} | MANIFEST_MARK for i, text in enumerate(texts))
     try:
-        staged.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
+        staged.write_text("".join(json.dumps(row) + "\n" for row in rows))
         staged.replace(path)
     except OSError as error:
         raise InputError(f"--out {out}: cannot write it ({error.strerror or error})") from None

@@ -658,6 +658,22 @@ def data_pairs_all_of_an_image_with_20k_captions(folder):
     return ["data", "pairs", "rows.jsonl", "--rule", "all", "--out", "pairs.parquet"]
 
 
+@case("--out eval.jsonl: eval.jsonl is the input")
+def features_manifest_over_the_sweeps_eval_texts(folder):
+    return ["features", "manifest", *files_sweep(folder)[1:2], "--out", "eval.jsonl"]
+
+
+@case("--out s.yaml: s.yaml is the input s.yaml")
+def features_manifest_over_its_sweep_file(folder):
+    return ["features", "manifest", *files_sweep(folder)[1:2], "--out", "s.yaml"]
+
+
+@case("--out notes.jsonl: notes.jsonl is there and orch did not write it")
+def features_manifest_over_a_file_orch_did_not_write(folder):
+    write_jsonl(folder / "notes.jsonl", [{"id": "0", "text": "mine"}])
+    return ["features", "manifest", *files_sweep(folder)[1:2], "--out", "notes.jsonl"]
+
+
 def next_of(folder: Path) -> list[str]:
     return [*fit(folder)[:2], "next"]
 
@@ -848,3 +864,12 @@ def test_a_spreadsheet_csv_with_a_byte_order_mark_imports(tmp_path):
     result = orch("--store", url, "baselines", "import", "b.csv", cwd=tmp_path)
     assert result.returncode == 0 and "1 of 1 rows added" in result.stderr, result.stderr
     assert list(Store.open(url).baselines_frame().source) == ["paper"]
+
+
+def test_a_manifest_orch_wrote_is_written_again_in_place(tmp_path):
+    sweep = str(Path(__file__).parents[3] / "sweeps" / "goodview_vs_ntp.yaml")
+    for _ in range(2):
+        result = orch("features", "manifest", sweep, "--out", "eval.jsonl", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "eval.jsonl").read_text().splitlines()]
+    assert len(rows) == 1024 and rows[0]["written_by"] == "orch features manifest"
