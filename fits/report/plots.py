@@ -76,7 +76,24 @@ def _gap_text(gap: GapEstimate) -> str:
     return "\n".join(lines)
 
 
-def _unidentified_figure(gap: GapEstimate) -> plt.Figure:
+def _gap_curves(run: FitRun, gap: GapEstimate) -> list:
+    """The fitted curves the gap compares: its two objectives at its model and reference."""
+    return [
+        curve
+        for curve in run.curves
+        if curve.key.objective in (gap.faster, gap.slower)
+        and (curve.key.model, curve.key.reference) == (gap.model, gap.reference)
+    ]
+
+
+def _levels_reached(run: FitRun, gap: GapEstimate) -> dict[str, tuple[float, float]]:
+    """Each curve's lowest and highest seed mean: the levels it reaches in its data."""
+    return {
+        c.key.objective: (float(min(c.points.mean)), float(max(c.points.mean))) for c in _gap_curves(run, gap)
+    }
+
+
+def _unidentified_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
     """The reasons as text, over R against the level where the curves share levels."""
     lines = 2 + len(gap.reasons)
     if not gap.ratio_curve:
@@ -86,7 +103,7 @@ def _unidentified_figure(gap: GapEstimate) -> plt.Figure:
     figure, axes = plt.subplots(figsize=(7.5, 3.5 + 0.25 * lines))
     figure.subplots_adjust(top=3.5 / (3.5 + 0.25 * lines) - 0.08)
     figure.text(0.01, 0.99, _gap_text(gap), fontsize=8, va="top", wrap=True)
-    draw_ratio_by_level(axes, gap)
+    draw_ratio_by_level(axes, gap, _levels_reached(run, gap))
     return figure
 
 
@@ -94,30 +111,26 @@ def gap_figure(run: FitRun, gap: GapEstimate) -> plt.Figure:
     """The two curves and the crossing, or the reasons as text when not identifiable; R
     against the level beside them wherever both curves cross a level inside their data."""
     if not gap.identifiable:
-        return _unidentified_figure(gap)
+        return _unidentified_figure(run, gap)
     figure, (axes, by_level) = plt.subplots(1, 2, figsize=(12, 4), width_ratios=(3, 2))
     if gap.ratio_curve:
-        draw_ratio_by_level(by_level, gap)
+        draw_ratio_by_level(by_level, gap, _levels_reached(run, gap))
     else:
         by_level.set_axis_off()
-    for curve in run.curves:
-        if curve.key.objective in (gap.faster, gap.slower) and (
-            curve.key.model,
-            curve.key.reference,
-        ) == (gap.model, gap.reference):
-            tint = colour(curve.key.objective)
-            axes.errorbar(
-                curve.points.samples,
-                curve.points.mean,
-                yerr=curve.points.sigma,
-                fmt="o",
-                color=tint,
-                ms=3,
-                label=f"{curve.key.objective}: mean ± se",
-            )
-            grid = np.array([b.samples for b in curve.band])
-            inside = grid <= curve.points.samples[-1]
-            axes.plot(grid[inside], np.array([b.prediction for b in curve.band])[inside], color=tint)
+    for curve in _gap_curves(run, gap):
+        tint = colour(curve.key.objective)
+        axes.errorbar(
+            curve.points.samples,
+            curve.points.mean,
+            yerr=curve.points.sigma,
+            fmt="o",
+            color=tint,
+            ms=3,
+            label=f"{curve.key.objective}: mean ± se",
+        )
+        grid = np.array([b.samples for b in curve.band])
+        inside = grid <= curve.points.samples[-1]
+        axes.plot(grid[inside], np.array([b.prediction for b in curve.band])[inside], color=tint)
     axes.axhline(gap.target, color="k", ls=":", lw=1, label=f"target a* = {gap.target:.3g}")
     low, high = gap.ci
     axes.errorbar(

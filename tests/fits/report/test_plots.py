@@ -170,3 +170,33 @@ def test_a_forecast_whose_mean_lies_outside_its_own_interval_is_still_drawn(curv
     diamonds = [line for line in figure.axes[0].lines if line.get_marker() == "D"]
     plt.close(figure)
     assert diamonds[0].get_ydata()[0] == pytest.approx(outside.prediction)
+
+
+def test_r_read_on_a_sliver_of_shared_levels_is_drawn_against_every_level_either_curve_reaches(curves):
+    """The embedded sweep's tiny-model gap read R across 2e-5 of the metric: drawn on that
+    sliver alone, its axis said nothing of where the curves lie, and its open whiskers ran off the
+    chart. The axis spans both curves' levels, the sliver is named, and an open end is marked."""
+    sliver = [
+        {"target": 0.1 + 1e-6 * i, "samples_b": 1e6, "ratio": 80.0 - i, "interval": (12.0, float("inf"))}
+        for i in range(7)
+    ]
+    gap = GapEstimate(
+        *("jepa_good", "ntp", "base", "mutual_knn@10", "dino", "wit-1024", 0.1, None, None, None, None),
+        False,
+        ["interval open: 64% of draws do not reach the target within 4x of the data"],
+        None,
+        None,
+        sliver,
+        ["NOT_IDENTIFIABLE"],
+    )
+    figure = gap_figure(FitRun("sim", "x", FitSettings(), curves=CurveSet(tuple(curves.values()))), gap)
+    (axes,) = figure.axes
+    levels = [value for curve in curves.values() for value in curve.points.mean]
+    low, high = axes.get_xlim()
+    assert low <= min(levels) and high >= max(levels)
+    said = " ".join(text.get_text() for text in axes.texts)
+    assert "R is read across 0.1 to 0.10001 only: " in said and "of the levels either curve reaches" in said
+    labels = axes.get_legend_handles_labels()[1]
+    assert "open end: no bound that way" in labels
+    assert any(label.startswith("ntp reaches ") for label in labels)
+    plt.close(figure)
