@@ -93,15 +93,17 @@ def claims_table(verdicts, title: str, earlier: dict[str, tuple[str, str]], leve
 
 def next_table(run: FitRun) -> Table:
     """For each inconclusive claim, the runs that narrow its interval most per FLOP alone
-    (`orch next` ranks them all and picks within a budget)."""
+    (`orch next` ranks them all and picks within a budget). A run whose FLOPs the store does not
+    record shows none (its ranking is per sample): `orch next --template` prices it."""
     kinds = {v.claim.id: v.claim.kind for v in run.verdicts}
+    known = run.curves.flops_per_sample
     rows = [
         [
             r.claim,
             f"{r.objective} / {r.model}",
             samples_cell(r.samples),
             r.seeds,
-            f"{r.flops:.3g}",
+            f"{r.flops:.3g}" if (r.objective, r.model) in known else "- (orch next --template)",
             f"{width_text(kinds[r.claim], r.width_now)} -> {width_text(kinds[r.claim], r.width_after)}",
             f"{r.decided:.0%}",
         ]

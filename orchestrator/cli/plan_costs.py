@@ -62,7 +62,8 @@ def costs_of(spec: Any, throughput: Any, price: float | None, open_claims: list[
 
     if spec is None:
         return Costs({}, throughput, False, price, None)
-    pairs = {(o, c.key.model) for run, _ in open_claims for c in run.curves for o in [c.key.objective]}
+    measured = [c for run, _ in open_claims for c in (*run.curves, *run.curves.unfitted)]  # a law or not
+    pairs = {(c.key.objective, c.key.model) for c in measured}
     per_sample = {pair: flops for pair in pairs if (flops := sample_flops(spec, *pair)) is not None}
     on_gpus = spec.resources.gpu > 0 or any(r.gpu > 0 for _, r in spec.model_resources)
     return Costs(per_sample, throughput, on_gpus, price, spec.source)

@@ -309,7 +309,9 @@ def _write(path: str, store: Any, sweep_name: str, plans: list[Any], template: A
 
     picks = [c for _, plan in plans for c in (*plan.first, *(p.cell for p in plan.picks))]
     if template is not None:
-        text = runs_only(f"{sweep_name}_next", template.text, template.source, picks)
+        recorded = store.trials_frame(sweep_name)
+        taken = set(zip(recorded.objective, recorded.model, recorded.seed.astype(int), strict=True))
+        text = runs_only(sweep_name, template.text, template.source, picks, taken)
     else:
         row = store.find_sweep(sweep_name)
         text = with_runs(sweep_name, row.spec_text, row.source, picks)

@@ -15,7 +15,7 @@ from orchestrator.outputs import NEXT_HEADER
 from orchestrator.sweepfile.imported import imported_design
 from orchestrator.sweepfile.load import parse_spec
 
-__all__ = ["fresh_entries", "runs_only", "with_include", "with_runs"]
+__all__ = ["fresh_entries", "numbered", "runs_only", "with_include", "with_runs"]
 
 
 class Run(Protocol):
@@ -35,18 +35,23 @@ def fresh_entries(name: str, text: str, source: str, runs: list[Run]) -> list[di
     never ran there."""
     raw = _trainable(name, text)
     spec = parse_spec(raw, source, read_claims=False, base_dir=Path(source).resolve().parent)
-    # A fresh seed for the objective and model: at a constant learning rate a seed's shorter run
-    # repeats the first checkpoints of its longer one, and would count twice.
-    taken = {(t.objective, t.model, t.seed) for t in spec.trials}
-    entries = []
+    return numbered(runs, {(t.objective, t.model, t.seed) for t in spec.trials})
+
+
+def numbered(runs: list[Run], taken: set[tuple[str, str, int]]) -> list[dict[str, Any]]:
+    """One cell a seed of `runs`, each seed the lowest its objective and model never ran
+    (`taken`: (objective, model, seed) recorded): at a constant learning rate a seed's shorter
+    run repeats the first checkpoints of its longer one and would count twice, and a recorded
+    seed's number on a new run would read as the same run when its results are imported back."""
+    taken, cells = set(taken), []
     for run in runs:
         for _ in range(run.seeds):
             seed = next(s for s in itertools.count() if (run.objective, run.model, s) not in taken)
             taken.add((run.objective, run.model, seed))
-            entries.append(
+            cells.append(
                 {"objective": run.objective, "model": run.model, "data_size": int(run.samples), "seed": seed}
             )
-    return entries
+    return cells
 
 
 def with_include(name: str, text: str, source: str, entries: list[dict[str, Any]]) -> str:
@@ -69,29 +74,21 @@ def _trainable(name: str, text: str) -> dict[str, Any]:
     return raw
 
 
-def runs_only(name: str, text: str, source: str, runs: list[Run]) -> str:
-    """The template sweep file `text` (read from `source`) running `runs` alone, as sweep `name`:
-    its grid, include, exclude and holdout replaced by the runs (seeds from 0 for each objective
-    and model), and no claims (they name curves these runs alone do not hold: judge them where
-    the runs are imported back). The caller has read the template as a sweep file; the result is
-    read back as one before it is returned."""
+def runs_only(into: str, text: str, source: str, runs: list[Run], taken: set[tuple[str, str, int]]) -> str:
+    """The template sweep file `text` (read from `source`) running `runs` alone, as sweep
+    `{into}_next`, whose results are imported back into the imported sweep `into`:
+    its grid, include, exclude and holdout replaced by the runs (seeds no recorded run of their
+    objective and model uses: `taken`, the imported sweep's), and no claims (they name curves
+    these runs alone do not hold: judge them where the runs are imported back). The caller has
+    read the template as a sweep file; the result is read back as one before it is returned."""
     if not runs:
         raise InputError("no run was picked: nothing to write")
     raw = yaml.safe_load(text)
     base = Path(source).resolve().parent
-    counts: dict[tuple[str, str], int] = {}
-    cells = []
-    for run in runs:
-        for _ in range(run.seeds):
-            seed = counts.get((run.objective, run.model), 0)
-            counts[(run.objective, run.model)] = seed + 1
-            cells.append(
-                {"objective": run.objective, "model": run.model, "data_size": int(run.samples), "seed": seed}
-            )
-    first, *rest = cells
+    first, *rest = numbered(runs, taken)
     for key in ("include", "exclude", "holdout", "claims"):
         raw.pop(key, None)
-    raw["name"] = name
+    name = raw["name"] = f"{into}_next"
     raw["grid"] = {axis: [value] for axis, value in first.items()}
     if rest:
         raw["include"] = rest
@@ -100,7 +97,7 @@ def runs_only(name: str, text: str, source: str, runs: list[Run]) -> str:
     header = (
         f"{NEXT_HEADER} the picked runs on {Path(source).name}'s data, recipe and resources. To judge\n"
         f"# them with the runs they complete: orch sweep THIS.yaml; orch export {name} --out x;\n"
-        "# orch import x/measurements.csv --sweep THE_IMPORTED_SWEEP\n"
+        f"# orch import x/measurements.csv --sweep {into}\n"
     )
     return header + yaml.safe_dump(raw, sort_keys=False)
 

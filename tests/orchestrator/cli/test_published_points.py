@@ -6,7 +6,9 @@ import json
 
 import pandas as pd
 import pytest
+import yaml
 
+from db import Store
 from orchestrator.imports import COLUMNS
 from tests.cli import ROOT, orch
 from tests.rows import import_row
@@ -126,3 +128,56 @@ def test_the_planner_names_a_size_both_objectives_lack_before_it_plans_an_order(
         ("jepa_good", 260_000_000),
         ("ntp", 260_000_000),
     }
+
+
+def test_the_picks_on_the_published_points_are_priced_by_the_template(tmp_path):
+    """Curves of one point have no law; their runs are priced by the template's FLOPs model all
+    the same, and the report's table does not pass samples off as FLOPs."""
+    url = paper_store(tmp_path, se=0.003)
+    template = str(ROOT / "sweeps" / "goodview_vs_ntp_paper.yaml")
+    planned = orch(
+        "--store", url, "next", CLAIMS, "paper", "--template", template, "--gpu-hour-cost", "2.5", "--json"
+    )
+    assert planned.returncode == 0, planned.stderr
+    (plan,) = json.loads(planned.stdout)["plans"]
+    cells = [*plan["first"], *(pick["cell"] for pick in plan["picks"])]
+    assert cells and all(c["flops"] > 1e3 * c["data_size"] * c["seeds"] for c in cells)  # FLOPs, not samples
+    assert plan["gpu_hours"] > 0 and plan["cost"] == pytest.approx(2.5 * plan["gpu_hours"])
+    table = orch("--store", url, "check", CLAIMS, "paper").stdout
+    assert "- (orch next --template)" in table and "2.16e+07" not in table
+
+
+def test_the_written_picks_take_new_seeds_and_their_results_import_back_into_the_sweep(tmp_path):
+    """The reader's round trip: `orch next --write` on the published points, the picks' results
+    (planted here) imported into the same sweep. A pick never reuses a recorded seed of its
+    objective and model, so nothing collides with the published points, and the claims judge
+    the published and the new runs together."""
+    url = paper_store(tmp_path, se=0.003)
+    template = str(ROOT / "sweeps" / "goodview_vs_ntp_paper.yaml")
+    wrote = orch(
+        "--store", url, "next", CLAIMS, "paper", "--template", template, "--write", "more.yaml", cwd=tmp_path
+    )
+    assert wrote.returncode == 0, wrote.stderr
+    raw = yaml.safe_load((tmp_path / "more.yaml").read_text())
+    cells = [raw["grid"] | {}, *raw.get("include", [])]
+    cells = [
+        {axis: (value[0] if isinstance(value, list) else value) for axis, value in c.items()} for c in cells
+    ]
+    recorded = {(objective, model, 0) for objective, model, *_ in PAPER}
+    assert cells and not {(c["objective"], c["model"], c["seed"]) for c in cells} & recorded
+    planted = [
+        import_row(c["objective"], c["model"], str(c["data_size"]), c["seed"], 0.1 + 1e-3 * c["seed"])
+        for c in cells
+    ]
+    frame = pd.DataFrame(planted, columns=list(COLUMNS)).assign(se=0.003)
+    frame.to_csv(tmp_path / "results.csv", index=False)
+    imported = orch("--store", url, "import", str(tmp_path / "results.csv"), "--sweep", "paper")
+    assert imported.returncode == 0, imported.stderr
+    assert (
+        f"paper: {len(cells)} of {len(cells)} trials and {len(cells)} of {len(cells)} rows added"
+        in imported.stderr
+    )
+    assert "--sweep paper" in (tmp_path / "more.yaml").read_text().splitlines()[2]  # the header's round trip
+    trials = Store.open(url).trials_frame("paper")
+    assert len(trials) == len(PAPER) + len(cells)
+    assert len(verdicts(url)) == 15  # the claims file still judges the one sweep
