@@ -124,7 +124,7 @@ def next_runs(
     checked = claim_runs(store, sweep_name, design, stated, command="next", detail=False, next_runs=False)
     chosen, words = open_claims(checked.runs, claim_ids)
     costs = costs_of(spec, Throughput(peak_tflops, mfu), gpu_hour_cost, chosen)
-    candidates = _candidates(chosen, design.grid.get("data_size", ()), corpus, costs)
+    candidates = _candidates(chosen, _sizes(design, spec if template else None, chosen), corpus, costs)
     budget = _check_budget(budget, candidates, costs)  # every bad input is said before anything else
     for line in words:
         say(line)
@@ -174,6 +174,21 @@ def _check_write(path: str | None, inputs: list[str | None]) -> None:
 
 def _partial(target: Path) -> Path:
     return target.with_name(f".{target.name}.partial")
+
+
+def _sizes(design: Any, template: Any, chosen: list[tuple[Any, list]]) -> list[int]:
+    """The data sizes a pick may take: the sweep's grid (none for an import: then each claim's
+    measured sizes and its `at`); with a template, also those of its sizes that lie between the
+    measured ones or within an octave of their ends (an import's 21.6M and 900M gain 11.6M to
+    900M), with the sizes the claims are read at."""
+    sizes = set(design.grid.get("data_size", ()))
+    curves = [c for run, _ in chosen for c in (*run.curves, *run.curves.unfitted)]
+    measured = sizes | {int(s) for c in curves for s in c.seen.samples}
+    if template is None or not measured:
+        return sorted(sizes)
+    low, high = min(measured) / 2, max(measured) * 2
+    read_at = {int(claim.at) for _, claims in chosen for claim in claims if claim.at is not None}
+    return sorted(measured | read_at | {t.data_size for t in template.trials if low <= t.data_size <= high})
 
 
 def _candidates(chosen: list[tuple[Any, list]], sizes: Any, corpus: int | None, costs: Costs) -> list:

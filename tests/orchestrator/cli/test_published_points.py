@@ -143,6 +143,9 @@ def test_the_picks_on_the_published_points_are_priced_by_the_template(tmp_path):
     cells = [*plan["first"], *(pick["cell"] for pick in plan["picks"])]
     assert cells and all(c["flops"] > 1e3 * c["data_size"] * c["seeds"] for c in cells)  # FLOPs, not samples
     assert plan["gpu_hours"] > 0 and plan["cost"] == pytest.approx(2.5 * plan["gpu_hours"])
+    offered = {(c["objective"], c["data_size"]) for c in plan["ranked"]}
+    assert ("jepa_good", 40_400_000) in offered  # the template's sizes past JEPA's crossing of 0.111
+    assert max(size for _, size in offered) <= 940e6  # its corpus
     table = orch("--store", url, "check", CLAIMS, "paper").stdout
     assert "- (orch next --template)" in table and "2.16e+07" not in table
 
