@@ -2,10 +2,13 @@
 inputs named by their sha256, the eval-set overlap, and a Parquet file published with its sidecar
 whole or not at all (`X.parquet` and `X.json`, which says how every row was made)."""
 
+import errno
 import hashlib
+import os
 import platform
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,9 @@ from orchestrator.extraction.output import installed_version
 from orchestrator.extraction.output import publish as write_both
 from orchestrator.outputs import check_outputs, check_writable
 
-__all__ = ["Overlap", "check_out", "describe_inputs", "normalised", "publish", "staged_path"]
+__all__ = ["Overlap", "check_out", "describe_inputs", "normalised", "publish", "staging"]
+
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # a full disk, a quota, a file-size limit
 
 
 def check_out(out: Path, inputs: Iterable[Path | None]) -> None:
@@ -29,8 +34,22 @@ def check_out(out: Path, inputs: Iterable[Path | None]) -> None:
     check_writable("--out", out)
 
 
-def staged_path(out: Path) -> Path:
-    return out.with_name(f".{out.name}.partial")
+@contextmanager
+def staging(out: Path) -> Iterator[Path]:
+    """The file `out` is written as before it is published: removed whatever happens, and a
+    write that runs out of room said in one line (the input is not at fault)."""
+    staged = out.with_name(f".{out.name}.partial")
+    try:
+        yield staged
+    except OSError as error:
+        if error.errno not in NO_ROOM:
+            raise
+        raise DataError(
+            f"--out {out}: no room to write it ({os.strerror(error.errno)}); nothing was written: "
+            "free some space, or give an --out elsewhere"
+        ) from None
+    finally:
+        staged.unlink(missing_ok=True)
 
 
 def sha256_of(path: Path) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from orchestrator.data.built import Overlap, check_out, describe_inputs, publish, staged_path
+from orchestrator.data.built import Overlap, check_out, describe_inputs, publish, staging
 from orchestrator.data.matrices import DataError
 from orchestrator.data.shards import read_rows
 
@@ -55,9 +55,9 @@ def build_chunks(
     overlap = Overlap(eval_texts) if eval_texts is not None else None
     schema = pa.schema([("doc_id", pa.string()), ("chunk_a", pa.string()), ("chunk_b", pa.string())])
     counts: Counter = Counter(documents=0, pairs=0, short=0, unused=0)
-    staged, rows = staged_path(out), []
+    rows: list[int] = []
     columns: dict[str, list[str]] = {name: [] for name in schema.names}
-    try:
+    with staging(out) as staged:
         with pq.ParquetWriter(staged, schema) as writer:
             for doc_id, text in _documents(inputs, counts, rows):
                 pairs, unused = chunk_pairs(text, rule, words)
@@ -86,8 +86,6 @@ def build_chunks(
             "overlap": overlap.summary() if overlap else None,
         }
         publish(staged, out, sidecar)
-    finally:
-        staged.unlink(missing_ok=True)
     return sidecar
 
 

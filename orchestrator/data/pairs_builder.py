@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from orchestrator.data.built import Overlap, check_out, describe_inputs, publish, staged_path
+from orchestrator.data.built import Overlap, check_out, describe_inputs, publish, staging
 from orchestrator.data.caption_rows import caption_batches, row_name
 from orchestrator.data.matrices import DataError
 from orchestrator.data.pair_order import BUCKETS, Rounds, bucket_of, image_keys
@@ -62,8 +62,7 @@ def build_pairs(
     if rule not in RULES:
         raise DataError(f"--rule {rule}: not a pairing rule (one of {', '.join(RULES)})")
     overlap = Overlap(eval_texts) if eval_texts is not None else None
-    staged = staged_path(out)
-    try:
+    with staging(out) as staged:
         with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as parts:
             rows = _partition(inputs, Path(parts), seed, notify)
             if sum(rows) >= NOTE_EVERY:
@@ -94,8 +93,6 @@ def build_pairs(
             "overlap": overlap.summary() if overlap else None,
         }
         publish(staged, out, sidecar)
-    finally:
-        staged.unlink(missing_ok=True)
     return sidecar
 
 

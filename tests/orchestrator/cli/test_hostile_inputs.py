@@ -7,8 +7,11 @@ table is the count the faults issue asks for (the sweep-file table in test_spec 
 
 import io
 import json
+import resource
+import signal
 import sqlite3
 import subprocess
+import sys
 import zipfile
 from collections.abc import Callable
 from contextlib import closing
@@ -873,3 +876,36 @@ def test_a_manifest_orch_wrote_is_written_again_in_place(tmp_path):
         assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in (tmp_path / "eval.jsonl").read_text().splitlines()]
     assert len(rows) == 1024 and rows[0]["written_by"] == "orch features manifest"
+
+
+@pytest.mark.parametrize("command", ["pairs", "chunks"])
+def test_a_build_that_runs_out_of_room_midway_is_one_line_and_leaves_nothing(tmp_path, command):
+    """A full disk, as a file-size limit (RLIMIT_FSIZE) met after the first writes succeed."""
+    if command == "pairs":
+        rows = [
+            {"image_id": i, "caption": f"caption {j} of image {i}, some words"}
+            for i in range(6000)
+            for j in (0, 1)
+        ]
+    else:
+        rows = [{"text": f"document {i} " + "word " * 60} for i in range(6000)]
+    write_jsonl(tmp_path / "in.jsonl", rows)
+    before = sorted(p.name for p in tmp_path.iterdir())
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (60_000, 60_000))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "data", command, "in.jsonl", "--out", "out.parquet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        preexec_fn=small_files,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip() == (
+        "orch: error: --out out.parquet: no room to write it (File too large); nothing was written: "
+        "free some space, or give an --out elsewhere"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
