@@ -6,7 +6,8 @@ import numpy as np
 
 from fits.claims.claim import Claim
 from fits.claims.common import SIZE_PRECISION
-from fits.curve.level import LEVEL, quantile
+from fits.claims.order import order_quantiles
+from fits.curve.level import LEVEL
 from fits.next.outlook import KNOWN, OUTCOMES, Cell, Landed, Outlook
 
 __all__ = ["MeansBelief"]
@@ -67,8 +68,9 @@ class MeansBelief:
             moved = np.sqrt(np.maximum(before - after, 0.0))
             outcome += sign * (self.means[term] + moved * self.z[:, term, :])
             variance += after
-        half = quantile(LEVEL, dof) * np.sqrt(variance)
-        low, high = (outcome - half).min(axis=1), (outcome + half).min(axis=1)
+        below, above = order_quantiles(LEVEL, dof, len(self.sizes))  # as the verdict reads them
+        low = (outcome - below * np.sqrt(variance)).min(axis=1)
+        high = (outcome + above * np.sqrt(variance)).min(axis=1)
         region = self.claim.region
         decided = [region.holds(lo, hi) or region.misses(lo, hi) for lo, hi in zip(low, high, strict=True)]
         return Outlook(float(np.mean(high - low)), float(np.mean(decided)))
