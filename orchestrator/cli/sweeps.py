@@ -335,7 +335,7 @@ def _trials_table(trials: list[dict]) -> str:
                 t["objective"],
                 t["model"],
                 format_size(t["data_size"]),
-                *([f"{t['images'] or 0:,}"] if images else []),
+                *(["-" if t["images"] is None else f"{t['images']:,}"] if images else []),
                 t["seed"],
                 t["status"],
                 f"{100 * t['progress']:.0f}%",

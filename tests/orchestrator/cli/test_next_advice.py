@@ -17,6 +17,7 @@ from orchestrator.sweepfile import load_spec
 from tests.cli import ROOT, orch
 
 CLAIMS = str(ROOT / "sweeps" / "claims" / "jepa_prh.yaml")
+ORCH_CLAIMS = str(ROOT / "sweeps" / "claims" / "jepa_prh_orch.yaml")  # orch's own: the FLOPs gap
 TEMPLATE = str(ROOT / "sweeps" / "goodview_vs_ntp_paper.yaml")
 SIZES = ("145K", "506K", "1.77M", "6.18M", "21.6M", "75M", "260M", "900M")
 PUBLISHED = {
@@ -59,8 +60,8 @@ def sparse_store(folder, seeds: int) -> str:
     return url
 
 
-def planned(url: str, *options: str) -> dict:
-    found = orch("--store", url, "next", CLAIMS, "sparse", "--template", TEMPLATE, "--json", *options)
+def planned(url: str, *options: str, claims: str = CLAIMS) -> dict:
+    found = orch("--store", url, "next", claims, "sparse", "--template", TEMPLATE, "--json", *options)
     assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr
     (plan,) = json.loads(found.stdout)["plans"]
     return plan
@@ -75,7 +76,8 @@ def test_one_seed_a_size_plans_one_second_seed_a_curve_for_the_seed_means_gap_wi
     noise measured on each curve, so one second seed of each, anywhere on it (its scatter is
     pooled over the curve): every size offered, the cheapest first; nothing below the grid,
     nothing past the 940M corpus."""
-    plan = planned(sparse_store(tmp_path, seeds=1), "--budget", "1e21")
+    url = sparse_store(tmp_path, seeds=1)
+    plan = planned(url, "--budget", "1e21")
     needs = [n for n in plan["needs"] if n["claim"] == "gap_42x"]
     assert sorted(n["runs"][0]["objective"] for n in needs) == ["jepa_good", "ntp"]
     for need in needs:
@@ -86,7 +88,7 @@ def test_one_seed_a_size_plans_one_second_seed_a_curve_for_the_seed_means_gap_wi
     assert {(o, parse_size(SIZES[0])) for o in ("jepa_good", "ntp")} <= first
     assert all(c["data_size"] <= CORPUS for c in every_cell(plan))
     assert plan["gpu_hours"] > 0
-    (flops,) = [n for n in plan["needs"] if n["claim"] == "gap_42x_flops"]
+    (flops,) = [n for n in planned(url, claims=ORCH_CLAIMS)["needs"] if n["claim"] == "gap_42x_flops"]
     assert flops["what"].startswith("FLOPs per sample") and not flops["runs"]
 
 

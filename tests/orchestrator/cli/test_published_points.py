@@ -49,7 +49,7 @@ def verdicts(url: str) -> dict[str, dict]:
 def test_the_four_published_points_get_a_verdict_a_claim_with_reasons_and_decide_nothing(tmp_path):
     url = paper_store(tmp_path)
     found = verdicts(url)
-    assert len(found) == 15 and {v["verdict"] for v in found.values()} == {"inconclusive"}
+    assert len(found) == 14 and {v["verdict"] for v in found.values()} == {"inconclusive"}
     assert all(v["reasons"] and v["missing"] for v in found.values())
     assert "a second seed of jepa_good/33M at 21.6M" in found["good_33m_at_21.6M"]["missing"]
     assert any("not measured: objective jepa_bad" in why for why in found["ntp_above_bad"]["reasons"])
@@ -183,4 +183,4 @@ def test_the_written_picks_take_new_seeds_and_their_results_import_back_into_the
     assert "--sweep paper" in (tmp_path / "more.yaml").read_text().splitlines()[2]  # the header's round trip
     trials = Store.open(url).trials_frame("paper")
     assert len(trials) == len(PAPER) + len(cells)
-    assert len(verdicts(url)) == 15  # the claims file still judges the one sweep
+    assert len(verdicts(url)) == 14  # the claims file still judges the one sweep
