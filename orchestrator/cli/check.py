@@ -15,6 +15,7 @@ from orchestrator.cli.common import (
     emit_json,
     json_option,
     open_sweep,
+    say,
     store_option,
 )
 from orchestrator.cli.group import cli
@@ -65,6 +66,7 @@ def check(
     """
     from fits.claims.claim import Outcome
     from fits.report.tables import VERDICTS
+    from orchestrator.imports.provenance import pooled_sources
 
     if design_file is not None:
         from orchestrator.cli.dry_run import show_design
@@ -81,6 +83,8 @@ def check(
     shown = VERDICTS + (("forecasts",) if predict else ())
     doing(f"fitting sweep {sweep_name}'s curves and judging its {len(claims)} claims")
     checked = claim_runs(store, sweep_name, design, claims, predict=predict, detail=detail or bool(predict))
+    for line in pooled_sources(store.trials_frame(sweep_name)):
+        say(f"note: {line}")
     if as_json:
         befores = {k: v for run in checked.runs for k, v in run.earlier_verdicts.items()}
         emit_json(

@@ -60,6 +60,7 @@ def import_runs(
     """
     from db import TrialStatus
     from orchestrator.imports import Clock, read_runs
+    from orchestrator.imports.provenance import pooled_sources
     from orchestrator.sweepfile.claims import load_claims
     from orchestrator.sweepfile.imported import imported_design, keeping_claims
 
@@ -97,6 +98,8 @@ def import_runs(
         f"to {store.url} (points: {yaml.safe_load(runs.spec_text)['imported']['points']})",
         err=True,
     )
+    for line in pooled_sources(store.trials_frame(sweep_name)):
+        say(f"note: {line}")
 
 
 @cli.command()

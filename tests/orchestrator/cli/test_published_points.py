@@ -184,3 +184,6 @@ def test_the_written_picks_take_new_seeds_and_their_results_import_back_into_the
     trials = Store.open(url).trials_frame("paper")
     assert len(trials) == len(PAPER) + len(cells)
     assert len(verdicts(url)) == 14  # the claims file still judges the one sweep
+    pooled = "its seeds come from points.csv and results.csv; their scatter pools the files' recipes"
+    assert pooled in imported.stderr  # a published seed and a rerun are not two seeds of one run
+    assert pooled in orch("--store", url, "check", CLAIMS, "paper").stderr
