@@ -12,7 +12,7 @@ from orchestrator.errors import InputError
 __all__ = ["COLUMNS", "read_baselines"]
 
 COLUMNS = ("source", "model", "objective", "metric", "reference", "eval_set", "samples", "value")
-OPTIONAL = ("note",)
+OPTIONAL = ("note", "se")  # se: the value's standard error, stated or estimated (say which in note)
 
 
 def read_baselines(path: Path, widths: Mapping[str, int]) -> list[BaselineRow]:
@@ -54,6 +54,7 @@ def _row(path: Path, line: int, raw: dict, widths: Mapping[str, int]) -> Baselin
         raise InputError(f"{path}:{line}: value {raw['value']!r} is not a number") from None
     if not math.isfinite(value):
         raise InputError(f"{path}:{line}: value {raw['value']!r} is not finite")
+    se = _se(path, line, (raw.get("se") or "").strip())
     samples = (raw.get("samples") or "").strip()
     try:
         parsed_samples = float(parse_size(samples)) if samples else None
@@ -69,4 +70,20 @@ def _row(path: Path, line: int, raw: dict, widths: Mapping[str, int]) -> Baselin
         samples=parsed_samples,
         value=value,
         note=(raw.get("note") or "").strip(),
+        se=se,
     )
+
+
+def _se(path: Path, line: int, cell: str) -> float | None:
+    """A published value's standard error: a positive number, or empty (none stated)."""
+    if not cell:
+        return None
+    try:
+        se = float(cell)
+    except ValueError:
+        se = math.nan
+    if not (math.isfinite(se) and se > 0):
+        raise InputError(
+            f"{path}:{line}: se {cell!r} is not a positive number (leave it empty where none is known)"
+        )
+    return se

@@ -312,6 +312,9 @@ def test_published_table_imports_once(tmp_path):
     assert frame.source.str.startswith("arXiv 2610.39302 v1").all()
     row = frame[(frame.model == "NTP 109M") & frame.samples.notna()].iloc[0]
     assert (row.samples, row.value) == (900e6, 0.111)
+    qwen = frame[(frame.model == "Qwen2.5-72B") & (frame.metric == "mutual_knn@10")].iloc[0]
+    assert qwen.se == pytest.approx((0.154 * 0.846 / 10240) ** 0.5, abs=5e-5)  # binomial, 1,024 x 10
+    assert "se estimated" in qwen.note and frame[frame.metric == "cka"].se.isna().all()
     bad = tmp_path / "bad.csv"
     bad.write_text("source,model,objective,metric,reference,eval_set,samples,value\nx,m,o,k,r,e,12Q,0.1\n")
     assert "bad.csv:2: samples: '12Q' is not a size" in one_error_line(

@@ -294,6 +294,11 @@ def baseline_row_with_an_extra_cell(folder):
     )
 
 
+@case("b.csv:2: se '-0.003' is not a positive number (leave it empty where none is known)")
+def baseline_with_a_negative_se(folder):
+    return baselines(folder, f"{HEADER},se\npaper,m,ntp,cka,dino,wit,1M,0.1,-0.003\n")
+
+
 @case("b.csv:2: value 'nan' is not finite")
 def baseline_value_nan(folder):
     return baselines(folder, f"{HEADER}\npaper,m,ntp,cka,dino,wit,1M,nan\n")
