@@ -74,10 +74,10 @@ def build_pairs(
             (Path(parts) / "rounds").mkdir()
             rounds = Rounds(Path(parts) / "rounds", schema)
             for bucket in sorted(Path(parts).glob("*.arrow")):
-                columns, pair_rounds = _pairs(bucket, inputs, rule, seed, skip_single, counts)
+                columns, pair_rounds, keys = _pairs(bucket, inputs, rule, seed, skip_single, counts)
                 if overlap is not None:  # what a trial trains on: the captions paired
                     overlap.see(columns["caption_a"] + columns["caption_b"])
-                rounds.add(int(bucket.stem), columns, pair_rounds, image_keys(columns["image_id"], seed))
+                rounds.add(int(bucket.stem), columns, pair_rounds, keys)
             with pq.ParquetWriter(staged, schema) as writer:
                 rounds.write(writer)
         if counts["pairs"] == 0:
@@ -96,7 +96,13 @@ def build_pairs(
     return sidecar
 
 
-_PART_SCHEMA_FIELDS = (("image_id", "string"), ("caption", "string"), ("source", "int32"), ("place", "int64"))
+_PART_SCHEMA_FIELDS = (
+    ("image_id", "string"),
+    ("caption", "string"),
+    ("source", "int32"),
+    ("place", "int64"),
+    ("key", "uint64"),  # the image's place in the seeded order (`image_keys`), hashed once
+)
 
 
 def _partition(inputs: list[Path], folder: Path, seed: int, notify: Callable[[str], None]) -> list[int]:
@@ -110,7 +116,8 @@ def _partition(inputs: list[Path], folder: Path, seed: int, notify: Callable[[st
         for source, path in enumerate(inputs):
             count = 0
             for batch in caption_batches(path):
-                buckets = bucket_of(image_keys(batch.ids, seed))
+                keys = image_keys(batch.ids, seed)
+                buckets = bucket_of(keys)
                 order = np.argsort(buckets, kind="stable")
                 table = pa.table(
                     {
@@ -118,6 +125,7 @@ def _partition(inputs: list[Path], folder: Path, seed: int, notify: Callable[[st
                         "caption": batch.captions,
                         "source": np.full(len(batch.ids), source, np.int32),
                         "place": np.asarray(batch.places, np.int64),
+                        "key": keys,
                     },
                     schema=schema,
                 ).take(order)
@@ -138,18 +146,20 @@ def _partition(inputs: list[Path], folder: Path, seed: int, notify: Callable[[st
 
 def _pairs(
     bucket: Path, inputs: list[Path], rule: str, seed: int, skip_single: bool, counts: Counter
-) -> tuple[dict[str, list[str]], list[int]]:
+) -> tuple[dict[str, list[str]], list[int], list[int]]:
     """One bucket's pairs, as columns, its rows grouped by image in input order, and each pair's
-    round (its place among its image's pairs: `pair_order`); added to `counts`."""
+    round (its place among its image's pairs: `pair_order`) and image key; added to `counts`."""
     import pyarrow as pa
 
     table = pa.ipc.open_stream(str(bucket)).read_all()
     ids, captions = table.column("image_id").to_pylist(), table.column("caption").to_pylist()
     sources, places = table.column("source").to_numpy(), table.column("place").to_numpy()
+    image_key = table.column("key").to_numpy()
     order = sorted(range(len(ids)), key=ids.__getitem__)  # stable: input order within an image
     rng = np.random.default_rng([seed, int(bucket.stem)])
     out: dict[str, list[str]] = {"image_id": [], "caption_a": [], "caption_b": []}
     rounds: list[int] = []
+    keys: list[int] = []
     for image_id, members in _runs(order, ids):
         texts = [captions[i] for i in members]
         if len(texts) == 1:
@@ -177,7 +187,8 @@ def _pairs(
             out["caption_a"].append(a)
             out["caption_b"].append(b)
             rounds.append(round_)
-    return out, rounds
+            keys.append(int(image_key[members[0]]))
+    return out, rounds, keys
 
 
 def _runs(order: list[int], ids: list[str]) -> Iterator[tuple[str, list[int]]]:
