@@ -115,10 +115,12 @@ class Claim:
     metric: str | None = None
     reference: str | None = None
     eval_set: str | None = None
+    caveats: tuple[str, ...] = ()  # its source's own (a claims file's `caveats:`): on every verdict
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))  # as a file or a test writes it
         object.__setattr__(self, "per", Per(self.per))
+        object.__setattr__(self, "caveats", tuple(self.caveats))
 
     @property
     def objectives(self) -> tuple[str, ...]:

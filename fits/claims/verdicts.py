@@ -27,7 +27,7 @@ def judge(claim: Claim, curves: CurveSet, testbed: bool = False, confidence: flo
     if verdict.verdict is Outcome.INCONCLUSIVE and not missing:
         narrower = f"an interval narrower than the claimed region {claim.region}"
         missing = (f"{narrower}: more seeds, or sizes nearer the level",)
-    caveats = (*verdict.caveats, TESTBED) if testbed else verdict.caveats
+    caveats = (*verdict.caveats, *claim.caveats, *((TESTBED,) if testbed else ()))
     return replace(verdict, missing=missing, caveats=caveats)
 
 
@@ -47,7 +47,9 @@ def judge_all(claims: ClaimSet, curves: CurveSet, testbed: bool = False) -> tupl
 def not_measured(claim: Claim, what: str) -> Verdict:
     """Inconclusive: the sweep did not measure what the claim is stated in (`what`: e.g.
     "metric cka (measured: mutual_knn@10)")."""
-    return no_estimate(claim, [f"not measured: {what}"], [f"runs that measure {what.split(' (')[0]}"])
+    return no_estimate(
+        claim, [f"not measured: {what}"], [f"runs that measure {what.split(' (')[0]}"], claim.caveats
+    )
 
 
 def _out_of_reach(claim: Claim, curves: CurveSet) -> Verdict | None:

@@ -17,6 +17,7 @@ claims file (`claims: claims/testbed.yaml`, relative to the sweep file) or holds
 
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,24 @@ NOT_TEXT = ("kind", "at", "at_alignment", "per")  # read by their own readers be
 
 
 def load_claims(path: str | Path) -> tuple[Claim, ...]:
-    """Read and validate a claims file: a list under `claims:`, or the list itself."""
+    """Read and validate a claims file: a list under `claims:` (with, beside it, `caveats:`, the
+    source's own caveats, carried into every verdict), or the list itself."""
     path = Path(path)
     _, raw = read_yaml(path)
-    if isinstance(raw, dict) and set(raw) == {"claims"}:
-        return parse_claims(raw["claims"], str(path), prefix="claims")
+    if isinstance(raw, dict) and "claims" in raw and set(raw) <= {"claims", "caveats"}:
+        caveats = _caveats(raw.get("caveats"), str(path))
+        return tuple(
+            replace(claim, caveats=caveats) for claim in parse_claims(raw["claims"], str(path), "claims")
+        )
     return parse_claims(raw, str(path))
+
+
+def _caveats(raw: Any, source: str) -> tuple[str, ...]:
+    try:
+        listed = read_list(raw, "caveats") if raw is not None else []
+        return tuple(read_string(item, f"caveats[{i}]") for i, item in enumerate(listed))
+    except FieldError as error:
+        raise SpecError(f"{source}: {error.path}: {error.message}") from None
 
 
 def claims_of(raw: Any, source: str, base_dir: Path) -> tuple[tuple[Claim, ...], str]:

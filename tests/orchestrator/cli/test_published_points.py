@@ -50,6 +50,8 @@ def test_the_four_published_points_get_a_verdict_a_claim_with_reasons_and_decide
     url = paper_store(tmp_path)
     found = verdicts(url)
     assert len(found) == 14 and {v["verdict"] for v in found.values()} == {"inconclusive"}
+    recipes = "the preprint's objectives ran different recipes: a comparison between them mixes"
+    assert all(any(c.startswith(recipes) for c in v["caveats"]) for v in found.values())  # the file's
     assert all(v["reasons"] and v["missing"] for v in found.values())
     assert "a second seed of jepa_good/33M at 21.6M" in found["good_33m_at_21.6M"]["missing"]
     assert any("not measured: objective jepa_bad" in why for why in found["ntp_above_bad"]["reasons"])

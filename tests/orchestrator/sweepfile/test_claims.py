@@ -149,3 +149,15 @@ def test_a_level_against_a_baseline_claims_a_positive_difference_unless_it_says_
     assert (by.region.low, by.region.high) == (0.01, math.inf)
     with pytest.raises(SpecError, match=r"c.yaml: claims\[0\]: states no region"):
         load_claims(write(tmp_path / "c.yaml", [level]))
+
+
+def test_a_claims_files_caveats_reach_every_claim_and_a_bad_one_is_one_line(tmp_path):
+    path, gap = tmp_path / "c.yaml", {**GAP, "value": 42, "tolerance": 2}
+    path.write_text(yaml.safe_dump({"caveats": ["one seed each"], "claims": [gap, {**gap, "id": "g2"}]}))
+    assert {c.caveats for c in load_claims(path)} == {("one seed each",)}
+    path.write_text(yaml.safe_dump({"caveats": [""], "claims": [gap]}))
+    with pytest.raises(SpecError, match=r"c.yaml: caveats\[0\]: "):
+        load_claims(path)
+    path.write_text(yaml.safe_dump({"caveat": ["typo"], "claims": [gap]}))
+    with pytest.raises(SpecError):
+        load_claims(path)
