@@ -1,8 +1,9 @@
 """What a claim needs before any run can be planned on how much it narrows: a noise estimate for
 a measured point that has one seed and no SE (a second seed there gives one), a size both
 objectives of a difference measured (one at the other's sizes), or a law for a curve that has
-none (more sizes). No noise is ever assumed, so no width can be forecast for such
-a claim; the planner lists these runs first, cheapest first, and plans the rest once they land."""
+none (more sizes, all of them at once, nearest the sizes measured). No noise is ever assumed,
+so no width can be forecast for such a claim; the planner lists these runs first and plans the
+rest once they land."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ FEWEST = min(len(law.params) for law in LAWS.values()) + 1  # sizes the simplest
 class Need:
     claim: str  # the claim's id
     what: str  # in words: what is missing
-    cells: tuple[Cell, ...]  # the candidate runs that would supply it, cheapest first
+    cells: tuple[Cell, ...]  # the candidate runs that would supply it, the first best
+    sizes: int = 1  # how many of them, at distinct sizes, supply it (a law: the sizes it lacks)
 
 
 def needs_of(
@@ -60,7 +62,7 @@ def needs_of(
             what = (
                 f"a law for {objective}/{curve.key.model}: {more} more size{'s' if more > 1 else ''} at least"
             )
-            found.append(Need(claim.id, what, _cheapest(new)))
+            found.append(Need(claim.id, what, _nearest(new, known), more))
     return found + _shared_size(claim, curves, cells)
 
 
@@ -139,6 +141,17 @@ def _points_read(claim: Claim, curve) -> list[float]:
     if claim.at is not None and CATALOG[claim.kind].estimator is Estimator.MEANS:
         return []  # an order or a difference at a size not measured: `_shared_size` asks for it first
     return [float(s) for s in curve.seen.samples]
+
+
+def _nearest(cells: list[Cell], known: np.ndarray) -> tuple[Cell, ...]:
+    """One seed at each size, nearest (in octaves) to those measured first, the cheaper first
+    among equals: a law is wanted where the curve was read, and the cheapest sizes (far below)
+    buy a law of another part of the curve, halved again round after round."""
+
+    def octaves(cell: Cell) -> int:
+        return int(np.rint(np.min(np.abs(np.log2(cell.samples / known)))))
+
+    return tuple(sorted((c for c in cells if c.seeds == 1), key=lambda c: (octaves(c), c.flops)))
 
 
 def _cheapest(cells: list[Cell]) -> tuple[Cell, ...]:

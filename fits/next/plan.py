@@ -149,15 +149,22 @@ def plan_runs(
 
 
 def _first_runs(needs: list[Need], budget: float | None, runs: int | None) -> tuple[Cell, ...]:
-    """The cheapest run that meets each need, within the limits (a run meeting two needs counts once)."""
+    """The first runs of each need's list, at as many distinct sizes as it takes, within the
+    limits (a run meeting two needs counts once)."""
     chosen: list[Cell] = []
     for need in needs:
-        if not need.cells or any(c in chosen for c in need.cells):
-            continue
-        cell = need.cells[0]
-        spent, count = sum(c.flops for c in chosen), sum(c.seeds for c in chosen)
-        if (budget is None or spent + cell.flops <= budget) and (runs is None or count + cell.seeds <= runs):
-            chosen.append(cell)
+        met = {c.samples for c in need.cells if c in chosen}
+        for cell in need.cells:
+            if len(met) >= need.sizes:
+                break
+            if cell.samples in met:
+                continue
+            spent, count = sum(c.flops for c in chosen), sum(c.seeds for c in chosen)
+            if (budget is None or spent + cell.flops <= budget) and (
+                runs is None or count + cell.seeds <= runs
+            ):
+                chosen.append(cell)
+                met.add(cell.samples)
     return tuple(chosen)
 
 

@@ -145,6 +145,8 @@ def test_the_picks_on_the_published_points_are_priced_by_the_template(tmp_path):
     cells = [*plan["first"], *(pick["cell"] for pick in plan["picks"])]
     assert cells and all(c["flops"] > 1e3 * c["data_size"] * c["seeds"] for c in cells)  # FLOPs, not samples
     assert plan["gpu_hours"] > 0 and plan["cost"] == pytest.approx(2.5 * plan["gpu_hours"])
+    jepa = sorted(c["data_size"] for c in plan["first"] if c["objective"] == "jepa_good")
+    assert len(jepa) == 2 and all(21.6e6 / 2 <= size <= 21.6e6 * 2 for size in jepa)  # a law's sizes, near
     offered = {(c["objective"], c["data_size"]) for c in plan["ranked"]}
     assert ("jepa_good", 40_400_000) in offered  # the template's sizes past JEPA's crossing of 0.111
     assert max(size for _, size in offered) <= 940e6  # its corpus
